@@ -1,0 +1,107 @@
+// Collectives between ranks behind one small interface.
+//
+// Two implementations exist: one over MPI (used whenever the process was started by
+// mpirun) and one for a lone process (no MPI needed). Every blocking call waits with
+// a deadline and throws TimeoutError naming the operation and the rank; MPI failures
+// become CommError. All calls are collective unless noted: every rank must make the
+// same calls in the same order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace strata {
+
+using Bytes = std::vector<std::byte>;
+
+enum class ReduceOp { sum, min, max };
+
+/// Element types the reductions understand.
+enum class DType { i32, i64, u64, f32, f64 };
+
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, std::int32_t>) return DType::i32;
+  else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, long long>) return DType::i64;
+  else if constexpr (std::is_same_v<T, std::uint64_t> || std::is_same_v<T, unsigned long long>) return DType::u64;
+  else if constexpr (std::is_same_v<T, float>) return DType::f32;
+  else if constexpr (std::is_same_v<T, double>) return DType::f64;
+  else static_assert(sizeof(T) == 0, "allreduce supports int32, int64, uint64, float and double");
+}
+
+/// Traffic counters of one rank (messages to itself are not counted).
+struct CommStats {
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_sent = 0;
+  std::uint64_t collectives = 0;
+};
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Seconds every blocking wait may take before TimeoutError.
+  virtual double timeout() const = 0;
+  virtual void set_timeout(double seconds) = 0;
+
+  virtual void barrier() = 0;
+  /// Replaces `data` on every rank by root's; all ranks pass the same size.
+  virtual void broadcast(std::span<std::byte> data, int root) = 0;
+  /// Element-wise reduction in place; all ranks pass the same count and type.
+  virtual void allreduce_raw(void* data, std::size_t count, DType type, ReduceOp op) = 0;
+  /// send[r] goes to rank r; returns recv where recv[r] came from rank r.
+  virtual std::vector<Bytes> alltoallv(const std::vector<Bytes>& send) = 0;
+  /// Every rank contributes one buffer; every rank receives all of them, in rank order.
+  virtual std::vector<Bytes> allgatherv(std::span<const std::byte> mine) = 0;
+
+  /// True once a wait timed out or MPI failed: the job can no longer make progress
+  /// collectively and must be aborted rather than finalised.
+  virtual bool broken() const = 0;
+  /// Stops every rank of the job (MPI_Abort); returns only for a lone process.
+  virtual void abort(int exit_code) = 0;
+
+  const CommStats& stats() const { return stats_; }
+
+  // Typed conveniences.
+  template <class T>
+  void allreduce(std::span<T> data, ReduceOp op) {
+    allreduce_raw(data.data(), data.size(), dtype_of<T>(), op);
+  }
+  template <class T>
+  T allreduce(T value, ReduceOp op) {
+    allreduce_raw(&value, 1, dtype_of<T>(), op);
+    return value;
+  }
+  /// Broadcasts a vector of trivially copyable values whose size only root knows.
+  template <class T>
+  void broadcast_vector(std::vector<T>& v, int root) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::uint64_t n = v.size();
+    broadcast(std::as_writable_bytes(std::span(&n, 1)), root);
+    v.resize(n);
+    broadcast(std::as_writable_bytes(std::span(v)), root);
+  }
+  /// Exclusive prefix sum of one value per rank (rank 0 gets 0) and the total.
+  std::int64_t exclusive_scan(std::int64_t value, std::int64_t* total = nullptr);
+
+ protected:
+  CommStats stats_;
+};
+
+struct CommOptions {
+  double timeout_seconds = 60.0;
+};
+
+/// A communicator for a process started without mpirun: one rank, no MPI.
+std::unique_ptr<Comm> make_self_comm(const CommOptions& options);
+/// A communicator over MPI_COMM_WORLD; MPI must already be initialised.
+std::unique_ptr<Comm> make_mpi_comm(const CommOptions& options);
+
+}  // namespace strata

@@ -1,0 +1,66 @@
+// Packing trivially copyable values into byte buffers for the collectives.
+#pragma once
+
+#include <cstring>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "strata/comm.hpp"
+#include "strata/error.hpp"
+
+namespace strata::detail {
+
+template <class T>
+void append(Bytes& out, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+template <class T>
+void append_span(Bytes& out, std::span<const T> v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto at = out.size();
+  out.resize(at + v.size_bytes());
+  if (!v.empty()) std::memcpy(out.data() + at, v.data(), v.size_bytes());
+}
+
+/// Reads values back in the order they were appended; checks for overruns.
+class Reader {
+ public:
+  explicit Reader(std::span<const std::byte> in) : in_(in) {}
+  template <class T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    STRATA_CHECK(pos_ + sizeof(T) <= in_.size(), "message shorter than expected");
+    T v;
+    std::memcpy(&v, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  template <class T>
+  void get_span(std::span<T> out) {
+    STRATA_CHECK(pos_ + out.size_bytes() <= in_.size(), "message shorter than expected");
+    if (!out.empty()) std::memcpy(out.data(), in_.data() + pos_, out.size_bytes());
+    pos_ += out.size_bytes();
+  }
+  std::size_t remaining() const { return in_.size() - pos_; }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t pos_ = 0;
+};
+
+/// Reinterprets a received buffer as an array of T (sizes must divide evenly).
+template <class T>
+std::vector<T> as_vector(std::span<const std::byte> in) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  STRATA_CHECK(in.size() % sizeof(T) == 0, "message size is not a multiple of the element size");
+  std::vector<T> out(in.size() / sizeof(T));
+  if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
+  return out;
+}
+
+}  // namespace strata::detail

@@ -1,0 +1,569 @@
+// DistArray<T, N>: an N-dimensional array (N = 1..4) spread over the ranks of a job.
+//
+// Dense arrays store every element of the rank's box (see partition.hpp) in row-major
+// order. Sparse arrays store the rank's non-zeros as keys sorted lexicographically with
+// a parallel array of values. Both are partitioned by a Partition (range over one
+// dimension by default) and can be repartitioned collectively.
+//
+// Operations marked "collective" must be called by every rank in the same order.
+// Local accessors (at, row, find, for_each_local) touch only this rank's elements.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/detail/box.hpp"
+#include "strata/detail/collective_error.hpp"
+#include "strata/detail/pack.hpp"
+#include "strata/detail/radix_sort.hpp"
+#include "strata/element.hpp"
+#include "strata/error.hpp"
+#include "strata/index.hpp"
+#include "strata/partition.hpp"
+#include "strata/random.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata {
+
+/// What to do when a sparse array receives the same index more than once.
+enum class Duplicates {
+  error,  ///< raise ShapeError naming the index
+  sum,    ///< add the values (arithmetic element types only)
+  first,  ///< keep the value that came first (file order when loading)
+  last,   ///< keep the value that came last
+};
+
+/// One element of a sparse array (or of a dense one, when listed).
+template <class T, std::size_t N>
+struct Entry {
+  Index<N> index;
+  T value;
+};
+
+template <class T, std::size_t N>
+class DistArray {
+  static_assert(N >= 1 && N <= 4, "DistArray supports 1 to 4 dimensions");
+  static_assert(std::is_trivially_copyable_v<T>, "DistArray elements must be trivially copyable");
+
+ public:
+  using value_type = T;
+  using entry_type = Entry<T, N>;
+  static constexpr std::size_t dims = N;
+
+  DistArray() = default;
+
+  // ---- creation (collective) ------------------------------------------------
+
+  static DistArray zeros(Runtime& rt, const Shape<N>& shape, const Partition& p = Partition::range(0)) {
+    return fill(rt, shape, T{}, p);
+  }
+
+  static DistArray fill(Runtime& rt, const Shape<N>& shape, const T& value,
+                        const Partition& p = Partition::range(0)) {
+    DistArray a(rt, shape, p, false);
+    a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), value);
+    return a;
+  }
+
+  /// Element i = f(i). f runs on this rank's threads for its own elements.
+  template <class F>
+  static DistArray generate(Runtime& rt, const Shape<N>& shape, F&& f, const Partition& p = Partition::range(0)) {
+    DistArray a(rt, shape, p, false);
+    a.dense_.resize(static_cast<std::size_t>(a.local_box_volume()));
+    a.parallel_local([&](std::int64_t k, const Index<N>& i) { a.dense_[static_cast<std::size_t>(k)] = f(i); });
+    return a;
+  }
+
+  /// Uniform values in [lo, hi). The value of every element depends only on the seed
+  /// and its index, never on the number of ranks or threads. No seed: the runtime's
+  /// next seed (the same on every rank).
+  static DistArray rand(Runtime& rt, const Shape<N>& shape, double lo = 0.0, double hi = 1.0,
+                        const Partition& p = Partition::range(0), std::optional<std::uint64_t> seed = {}) {
+    static_assert(ElementTraits<T>::random_fillable, "rand needs arithmetic elements or arrays of them");
+    const CounterRng rng(seed ? *seed : rt.next_seed());
+    return random_fill(rt, shape, p, [&](std::uint64_t c) { return lo + (hi - lo) * rng.uniform(c); });
+  }
+
+  /// Normal values with the given mean and standard deviation; reproducible as rand.
+  static DistArray randn(Runtime& rt, const Shape<N>& shape, double stddev = 1.0, double mean = 0.0,
+                         const Partition& p = Partition::range(0), std::optional<std::uint64_t> seed = {}) {
+    static_assert(ElementTraits<T>::random_fillable, "randn needs arithmetic elements or arrays of them");
+    const CounterRng rng(seed ? *seed : rt.next_seed());
+    return random_fill(rt, shape, p, [&](std::uint64_t c) { return mean + stddev * rng.normal(c); });
+  }
+
+  /// A sparse array from entries any rank may hold; they are routed to their owners.
+  /// Entries arriving from lower ranks count as earlier (for Duplicates::first/last).
+  static DistArray sparse(Runtime& rt, const Shape<N>& shape, std::vector<entry_type> entries,
+                          Duplicates dup = Duplicates::error, const Partition& p = Partition::range(0)) {
+    DistArray a(rt, shape, p, true);
+    detail::all_or_none(rt.comm(), [&] {
+      for (const auto& e : entries)
+        if (!in_bounds(e.index, shape))
+          throw ShapeError(fmt::format("sparse: index {} is outside shape {}", to_string(e.index), to_string(shape)));
+    });
+    a.absorb_entries(a.route_entries(entries), dup);
+    return a;
+  }
+
+  /// A dense array assembled from pieces whose boxes every rank can compute:
+  /// piece id -> box. Used by repartitioning and by checkpoint loading.
+  static DistArray assemble_dense(Runtime& rt, const Shape<N>& shape, const Partition& p,
+                                  const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
+                                  const std::function<std::vector<IndexSet>(std::int64_t)>& box_of) {
+    DistArray a(rt, shape, p, false);
+    a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), T{});
+    a.receive_pieces(pieces, box_of);
+    return a;
+  }
+
+  // ---- shape and placement --------------------------------------------------
+
+  bool is_sparse() const { return sparse_; }
+  bool valid() const { return rt_ != nullptr; }
+  const Shape<N>& shape() const { return shape_; }
+  std::int64_t extent(int d) const { return shape_.at(static_cast<std::size_t>(d)); }
+  /// Elements stored across all ranks: non-zeros of a sparse array, the volume of a dense one.
+  std::int64_t nnz() const { return sparse_ ? global_nnz_ : volume(shape_); }
+  /// Elements stored on this rank.
+  std::int64_t local_nnz() const {
+    return sparse_ ? static_cast<std::int64_t>(keys_.size()) : static_cast<std::int64_t>(dense_.size());
+  }
+  const Partition& partition() const { return dist_.partition(); }
+  const Distribution& distribution() const { return dist_; }
+  /// The indices this rank holds, per dimension.
+  const std::vector<IndexSet>& local_box() const { return box_; }
+  Runtime& runtime() const { return *rt_; }
+
+  // ---- local access ---------------------------------------------------------
+
+  /// Whether this rank holds `i` (for sparse arrays: whether it would own it).
+  bool is_local(const Index<N>& i) const { return in_bounds(i, shape_) && dist_.owner(i.data()) == rt_->rank(); }
+
+  /// Position of `i` in local dense storage, or -1. O(1) for range partitions.
+  std::int64_t local_offset(const Index<N>& i) const {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < N; ++d) {
+      const std::int64_t p = box_[d].local(i[d]);
+      if (p < 0) return -1;
+      off += p * strides_[d];
+    }
+    return off;
+  }
+
+  /// This rank's element at `i`. Throws ShapeError when `i` is out of bounds, held
+  /// by another rank, or (sparse) not stored.
+  T& at(const Index<N>& i) {
+    if (T* v = find(i)) return *v;
+    throw_not_local(i);
+  }
+  const T& at(const Index<N>& i) const { return const_cast<DistArray*>(this)->at(i); }
+
+  template <class... I>
+    requires(sizeof...(I) == N && (std::is_integral_v<I> && ...))
+  T& operator()(I... i) {
+    return at(Index<N>{static_cast<std::int64_t>(i)...});
+  }
+  T& operator[](std::int64_t i)
+    requires(N == 1)
+  {
+    return at(Index<1>{i});
+  }
+
+  /// Pointer to this rank's element at `i`, or nullptr.
+  T* find(const Index<N>& i) {
+    if (!in_bounds(i, shape_)) return nullptr;
+    if (!sparse_) {
+      const std::int64_t off = local_offset(i);
+      return off < 0 ? nullptr : &dense_[static_cast<std::size_t>(off)];
+    }
+    auto it = std::lower_bound(keys_.begin(), keys_.end(), i);
+    return (it != keys_.end() && *it == i) ? &values_[static_cast<std::size_t>(it - keys_.begin())] : nullptr;
+  }
+  const T* find(const Index<N>& i) const { return const_cast<DistArray*>(this)->find(i); }
+
+  /// The elements along the last dimension at leading indices `lead` (dense arrays
+  /// whose last dimension is not partitioned): W.row(u) of a users x K matrix.
+  template <class... I>
+    requires(sizeof...(I) == N - 1 && (std::is_integral_v<I> && ...))
+  std::span<T> row(I... lead) {
+    Index<N> i{static_cast<std::int64_t>(lead)..., 0};
+    if (sparse_) throw ShapeError("row() needs a dense array");
+    if (box_[N - 1].size() != shape_[N - 1])
+      throw ShapeError(fmt::format("row(): the last dimension is partitioned ({})", dist_.describe()));
+    const std::int64_t off = local_offset(i);
+    if (off < 0) throw_not_local(i);
+    return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
+  }
+
+  /// Calls f(index, value&) for every local element: row-major (dense) or key order (sparse).
+  template <class F>
+  void for_each_local(F&& f) {
+    if (sparse_) {
+      for (std::size_t k = 0; k < keys_.size(); ++k) f(static_cast<const Index<N>&>(keys_[k]), values_[k]);
+      return;
+    }
+    std::int64_t k = 0;
+    detail::for_each_in_box<N>(box_, [&](const Index<N>& i) { f(i, dense_[static_cast<std::size_t>(k++)]); });
+  }
+  template <class F>
+  void for_each_local(F&& f) const {
+    const_cast<DistArray*>(this)->for_each_local([&](const Index<N>& i, T& v) { f(i, static_cast<const T&>(v)); });
+  }
+
+  /// Local storage: dense elements in box order, or sparse values in key order.
+  std::span<T> local_values() { return sparse_ ? std::span<T>(values_) : std::span<T>(dense_); }
+  std::span<const T> local_values() const {
+    return sparse_ ? std::span<const T>(values_) : std::span<const T>(dense_);
+  }
+  /// Sorted keys of a sparse array's local non-zeros.
+  std::span<const Index<N>> local_keys() const { return keys_; }
+  /// Every local element with its index.
+  std::vector<entry_type> local_entries() const {
+    std::vector<entry_type> out;
+    out.reserve(static_cast<std::size_t>(local_nnz()));
+    for_each_local([&](const Index<N>& i, const T& v) { out.push_back({i, v}); });
+    return out;
+  }
+
+  // ---- collective operations ------------------------------------------------
+
+  /// A new array, same shape and partition, with element f(value) or f(index, value).
+  template <class F>
+  auto map(F&& f) const {
+    using U = std::remove_cvref_t<decltype(call_map(f, std::declval<const Index<N>&>(), std::declval<const T&>()))>;
+    DistArray<U, N> out;
+    out.rt_ = rt_;
+    out.shape_ = shape_;
+    out.dist_ = dist_;
+    out.box_ = box_;
+    out.strides_ = strides_;
+    out.sparse_ = sparse_;
+    out.global_nnz_ = global_nnz_;
+    if (sparse_) {
+      out.keys_ = keys_;
+      out.values_.resize(values_.size());
+      rt_->pool().parallel_for(static_cast<std::int64_t>(keys_.size()), 4096, [&](std::int64_t b, std::int64_t e, int) {
+        for (auto k = static_cast<std::size_t>(b); k < static_cast<std::size_t>(e); ++k)
+          out.values_[k] = call_map(f, keys_[k], values_[k]);
+      });
+    } else {
+      out.dense_.resize(dense_.size());
+      const_cast<DistArray*>(this)->parallel_local([&](std::int64_t k, const Index<N>& i) {
+        out.dense_[static_cast<std::size_t>(k)] = call_map(f, i, dense_[static_cast<std::size_t>(k)]);
+      });
+    }
+    return out;
+  }
+
+  /// Moves elements so the array follows partition `p` (all-to-all).
+  void repartition(const Partition& p) {
+    Distribution next(p, shape_vector(), rt_->size());
+    if (next == dist_) return;
+    if (sparse_) {
+      std::vector<entry_type> mine = local_entries();
+      DistArray moved(*rt_, shape_, p, true);
+      moved.absorb_entries(moved.route_entries(mine), Duplicates::first);
+      *this = std::move(moved);
+      return;
+    }
+    const Distribution old = dist_;
+    std::vector<std::pair<std::int64_t, std::vector<T>>> pieces;
+    pieces.emplace_back(rt_->rank(), std::move(dense_));
+    *this = assemble_dense(*rt_, shape_, p, pieces, [&](std::int64_t r) { return old.box(static_cast<int>(r)); });
+  }
+
+  /// Relabels indices along each dimension in `dimensions` by a random permutation
+  /// (the same on every rank), moving elements accordingly. Spreads skewed data (a
+  /// few very popular items) evenly over partitions. Returns one permutation per
+  /// listed dimension: perm[old] = new.
+  std::vector<std::vector<std::int64_t>> randomize(const std::vector<int>& dimensions,
+                                                   std::optional<std::uint64_t> seed = {}) {
+    const std::uint64_t s = seed ? *seed : rt_->next_seed();
+    std::vector<std::vector<std::int64_t>> perms;
+    std::array<const std::vector<std::int64_t>*, N> by_dim{};
+    for (int d : dimensions) {
+      if (d < 0 || d >= static_cast<int>(N))
+        throw ShapeError(fmt::format("randomize: dimension {} does not exist in a {}-D array", d, N));
+      perms.push_back(random_permutation(shape_[static_cast<std::size_t>(d)], s, static_cast<std::uint64_t>(d)));
+    }
+    for (std::size_t k = 0; k < dimensions.size(); ++k) by_dim[static_cast<std::size_t>(dimensions[k])] = &perms[k];
+    std::vector<entry_type> moved = local_entries();
+    for (auto& e : moved)
+      for (std::size_t d = 0; d < N; ++d)
+        if (by_dim[d]) e.index[d] = (*by_dim[d])[static_cast<std::size_t>(e.index[d])];
+    DistArray out(*rt_, shape_, dist_.partition(), sparse_);
+    if (sparse_) {
+      out.absorb_entries(out.route_entries(moved), Duplicates::error);
+    } else {
+      out.dense_.assign(static_cast<std::size_t>(out.local_box_volume()), T{});
+      for (const auto& e : out.route_entries(moved))
+        out.dense_[static_cast<std::size_t>(out.local_offset(e.index))] = e.value;
+    }
+    *this = std::move(out);
+    return perms;
+  }
+
+  /// Number of stored elements at each index along `dim`, summed over ranks; with
+  /// `bins` > 0, counts are grouped into that many equal-width bins.
+  std::vector<std::int64_t> histogram(int dim, std::int64_t bins = 0) const {
+    if (dim < 0 || dim >= static_cast<int>(N))
+      throw ShapeError(fmt::format("histogram: dimension {} does not exist in a {}-D array", dim, N));
+    const std::int64_t extent = shape_[static_cast<std::size_t>(dim)];
+    const std::int64_t nb = bins > 0 ? bins : extent;
+    std::vector<std::int64_t> h(static_cast<std::size_t>(nb), 0);
+    auto bin = [&](std::int64_t i) { return bins > 0 ? i * nb / std::max<std::int64_t>(1, extent) : i; };
+    if (sparse_) {
+      for (const auto& k : keys_) ++h[static_cast<std::size_t>(bin(k[static_cast<std::size_t>(dim)]))];
+    } else if (!dense_.empty()) {
+      const IndexSet& along = box_[static_cast<std::size_t>(dim)];
+      const std::int64_t per_index = local_box_volume() / std::max<std::int64_t>(1, along.size());
+      for (std::int64_t k = 0; k < along.size(); ++k) h[static_cast<std::size_t>(bin(along.global(k)))] += per_index;
+    }
+    rt_->comm().allreduce(std::span(h), ReduceOp::sum);
+    return h;
+  }
+
+  /// The whole dense array, row-major, on every rank. Meant for small arrays.
+  std::vector<T> gather() const {
+    if (sparse_) throw ShapeError("gather() needs a dense array; use gather_entries()");
+    Bytes mine;
+    detail::append_span<T>(mine, dense_);
+    const auto all = rt_->comm().allgatherv(mine);
+    std::vector<T> out(static_cast<std::size_t>(volume(shape_)));
+    for (int r = 0; r < rt_->size(); ++r) {
+      const auto part = detail::as_vector<T>(all[static_cast<std::size_t>(r)]);
+      std::size_t k = 0;
+      detail::for_each_in_box<N>(dist_.box(r), [&](const Index<N>& i) {
+        out[static_cast<std::size_t>(linearize(i, shape_))] = part[k++];
+      });
+    }
+    return out;
+  }
+
+  /// Every stored element with its index, sorted by index, on every rank.
+  std::vector<entry_type> gather_entries() const {
+    Bytes mine;
+    const auto local = local_entries();
+    detail::append_span<entry_type>(mine, local);
+    std::vector<entry_type> out;
+    for (const auto& part : rt_->comm().allgatherv(mine)) {
+      const auto v = detail::as_vector<entry_type>(part);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    return out;
+  }
+
+ private:
+  template <class, std::size_t>
+  friend class DistArray;
+
+  DistArray(Runtime& rt, const Shape<N>& shape, const Partition& p, bool sparse)
+      : rt_(&rt), shape_(shape), dist_(p, shape_vector_of(shape), rt.size()), sparse_(sparse) {
+    box_ = dist_.box(rt.rank());
+    std::int64_t stride = 1;
+    for (std::size_t d = N; d-- > 0;) {
+      strides_[d] = stride;
+      stride *= box_[d].size();
+    }
+  }
+
+  static std::vector<std::int64_t> shape_vector_of(const Shape<N>& s) { return {s.begin(), s.end()}; }
+  std::vector<std::int64_t> shape_vector() const { return shape_vector_of(shape_); }
+
+  std::int64_t local_box_volume() const {
+    std::int64_t v = 1;
+    for (const auto& s : box_) v *= s.size();
+    return v;
+  }
+
+  [[noreturn]] void throw_not_local(const Index<N>& i) const {
+    if (!in_bounds(i, shape_))
+      throw ShapeError(fmt::format("index {} is outside shape {}", to_string(i), to_string(shape_)));
+    if (sparse_ && dist_.owner(i.data()) == rt_->rank())
+      throw ShapeError(fmt::format("index {} holds no element of this sparse array", to_string(i)));
+    throw ShapeError(fmt::format("index {} belongs to rank {}, not to rank {} ({})", to_string(i),
+                                 dist_.owner(i.data()), rt_->rank(), dist_.describe()));
+  }
+
+  template <class F>
+  static auto call_map(F& f, const Index<N>& i, const T& v) {
+    if constexpr (std::is_invocable_v<F&, const Index<N>&, const T&>)
+      return f(i, v);
+    else
+      return f(v);
+  }
+
+  // Runs f(position, index) over the local dense box on the thread pool.
+  template <class F>
+  void parallel_local(F&& f) {
+    const std::int64_t n = local_box_volume();
+    std::array<std::int64_t, N> sizes{};
+    for (std::size_t d = 0; d < N; ++d) sizes[d] = box_[d].size();
+    rt_->pool().parallel_for(n, 1 << 14, [&](std::int64_t b, std::int64_t e, int) {
+      for (std::int64_t k = b; k < e; ++k) {
+        Index<N> i{};
+        std::int64_t rest = k;
+        for (std::size_t d = N; d-- > 0;) {
+          i[d] = box_[d].global(rest % sizes[d]);
+          rest /= sizes[d];
+        }
+        f(k, i);
+      }
+    });
+  }
+
+  template <class Draw>
+  static DistArray random_fill(Runtime& rt, const Shape<N>& shape, const Partition& p, Draw&& draw) {
+    using Tr = ElementTraits<T>;
+    return generate(rt, shape, [&](const Index<N>& i) {
+      T v{};
+      const auto base = static_cast<std::uint64_t>(linearize(i, shape)) * Tr::components;
+      for (std::size_t c = 0; c < Tr::components; ++c)
+        Tr::set(v, c, static_cast<typename Tr::scalar>(draw(base + c)));
+      return v;
+    }, p);
+  }
+
+  static std::vector<std::int64_t> random_permutation(std::int64_t n, std::uint64_t seed, std::uint64_t stream) {
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) perm[static_cast<std::size_t>(k)] = k;
+    RandomStream rs(seed, stream);
+    for (std::int64_t k = n - 1; k > 0; --k)
+      std::swap(perm[static_cast<std::size_t>(k)], perm[rs.below(static_cast<std::uint64_t>(k + 1))]);
+    return perm;
+  }
+
+  // Sends every entry to the rank that owns its index; returns what this rank
+  // received, grouped by source rank in rank order.
+  std::vector<entry_type> route_entries(const std::vector<entry_type>& entries) const {
+    const int P = rt_->size();
+    std::vector<entry_type> out;
+    if (P == 1) return entries;
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(P), 0);
+    std::vector<int> owner(entries.size());
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      owner[k] = dist_.owner(entries[k].index.data());
+      ++counts[static_cast<std::size_t>(owner[k])];
+    }
+    std::vector<Bytes> send(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r)
+      send[static_cast<std::size_t>(r)].reserve(static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]) *
+                                                sizeof(entry_type));
+    for (std::size_t k = 0; k < entries.size(); ++k)
+      detail::append(send[static_cast<std::size_t>(owner[k])], entries[k]);
+    for (const auto& part : rt_->comm().alltoallv(send)) {
+      const auto v = detail::as_vector<entry_type>(part);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+  }
+
+  // Sorts received sparse entries by index (stable: arrival order breaks ties),
+  // resolves duplicates and stores them.
+  void absorb_entries(std::vector<entry_type> in, Duplicates dup) {
+    sort_entries(in);
+    keys_.clear();
+    values_.clear();
+    keys_.reserve(in.size());
+    values_.reserve(in.size());
+    // A duplicate found on one rank must stop every rank, not leave them waiting.
+    detail::all_or_none(rt_->comm(), [&] { dedupe_into_storage(in, dup); });
+    global_nnz_ = rt_->comm().allreduce(static_cast<std::int64_t>(keys_.size()), ReduceOp::sum);
+  }
+
+  void dedupe_into_storage(const std::vector<entry_type>& in, Duplicates dup) {
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (!keys_.empty() && keys_.back() == in[k].index) {
+        switch (dup) {
+          case Duplicates::error:
+            throw ShapeError(fmt::format("index {} appears more than once", to_string(in[k].index)));
+          case Duplicates::sum:
+            if constexpr (requires(T a, T b) { a += b; }) values_.back() += in[k].value;
+            else throw ShapeError("Duplicates::sum needs an element type with +=");
+            break;
+          case Duplicates::first: break;
+          case Duplicates::last: values_.back() = in[k].value; break;
+        }
+        continue;
+      }
+      keys_.push_back(in[k].index);
+      values_.push_back(in[k].value);
+    }
+  }
+
+  void sort_entries(std::vector<entry_type>& in) const {
+    // Radix sort on the row-major position when it fits in 64 bits (it almost always does).
+    long double vol = 1;
+    for (auto e : shape_) vol *= static_cast<long double>(std::max<std::int64_t>(e, 1));
+    if (vol < 0x1p63L && in.size() < (std::size_t{1} << 32)) {
+      std::vector<std::uint64_t> keys(in.size());
+      for (std::size_t k = 0; k < in.size(); ++k) keys[k] = static_cast<std::uint64_t>(linearize(in[k].index, shape_));
+      if (std::is_sorted(keys.begin(), keys.end())) return;
+      const auto order = detail::radix_order(keys);
+      std::vector<entry_type> sorted(in.size());
+      for (std::size_t k = 0; k < in.size(); ++k) sorted[k] = in[order[k]];
+      in.swap(sorted);
+      return;
+    }
+    std::stable_sort(in.begin(), in.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  }
+
+  // Dense routing: each piece is (id, elements of box_of(id) in box order). The
+  // receiver recomputes the intersection of the piece's box with its own, so no
+  // indices travel, only values.
+  void receive_pieces(const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
+                      const std::function<std::vector<IndexSet>(std::int64_t)>& box_of) {
+    const int P = rt_->size();
+    std::vector<Bytes> send(static_cast<std::size_t>(P));
+    for (const auto& [id, data] : pieces) {
+      const auto src_box = box_of(id);
+      for (int r = 0; r < P; ++r) {
+        const auto dst_box = dist_.box(r);
+        const detail::BoxOverlap<N> ov(src_box, dst_box);
+        if (ov.empty()) continue;
+        Bytes& out = send[static_cast<std::size_t>(r)];
+        detail::append(out, id);
+        const std::size_t at = out.size();
+        out.resize(at + static_cast<std::size_t>(ov.volume()) * sizeof(T));
+        T* dst = reinterpret_cast<T*>(out.data() + at);
+        ov.for_each([&](std::int64_t src_pos, std::int64_t) { *dst++ = data[static_cast<std::size_t>(src_pos)]; });
+      }
+    }
+    const auto recv = rt_->comm().alltoallv(send);
+    for (const auto& buf : recv) {
+      detail::Reader in(buf);
+      while (in.remaining() > 0) {
+        const auto id = in.get<std::int64_t>();
+        const detail::BoxOverlap<N> ov(box_of(id), box_);
+        std::vector<T> values(static_cast<std::size_t>(ov.volume()));
+        in.get_span(std::span(values));
+        std::size_t k = 0;
+        ov.for_each([&](std::int64_t, std::int64_t dst_pos) { dense_[static_cast<std::size_t>(dst_pos)] = values[k++]; });
+      }
+    }
+  }
+
+  Runtime* rt_ = nullptr;
+  Shape<N> shape_{};
+  Distribution dist_;
+  std::vector<IndexSet> box_;
+  std::array<std::int64_t, N> strides_{};
+  bool sparse_ = false;
+  std::int64_t global_nnz_ = 0;
+  std::vector<T> dense_;          // dense: local box, row-major
+  std::vector<Index<N>> keys_;    // sparse: sorted local keys
+  std::vector<T> values_;         // sparse: values parallel to keys_
+};
+
+}  // namespace strata

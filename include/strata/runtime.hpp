@@ -1,0 +1,93 @@
+// strata::Runtime: one per process. It starts MPI when the process was launched by
+// mpirun (or runs as a lone rank otherwise), owns the rank's thread pool, the
+// communicator, the logger and the job's seed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "strata/comm.hpp"
+#include "strata/log.hpp"
+#include "strata/random.hpp"
+#include "strata/thread_pool.hpp"
+
+namespace strata {
+
+struct RuntimeOptions {
+  /// Threads of this rank's pool; 0 = cores of the host divided by ranks on the host.
+  int threads = 0;
+  /// Seconds any blocking wait may take before it fails with TimeoutError.
+  double timeout_seconds = 60.0;
+  /// Root of every random stream of the job.
+  std::uint64_t seed = 42;
+  LogLevel log_level = LogLevel::info;
+};
+
+class Runtime {
+ public:
+  /// Reads options from the command line and removes them from argv:
+  ///   --strata-threads=N  --strata-timeout=SECONDS  --strata-seed=S  --strata-log=LEVEL
+  /// and from the environment (STRATA_THREADS, STRATA_TIMEOUT, STRATA_SEED, STRATA_LOG);
+  /// the command line wins over the environment, both over `defaults`.
+  Runtime(int& argc, char** argv, RuntimeOptions defaults = {});
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  int rank() const { return comm_->rank(); }
+  int size() const { return comm_->size(); }
+  int threads() const { return pool_->size(); }
+  /// Ranks sharing this host (1 for a lone process).
+  int ranks_on_host() const { return ranks_on_host_; }
+  bool uses_mpi() const { return uses_mpi_; }
+
+  Comm& comm() { return *comm_; }
+  ThreadPool& pool() { return *pool_; }
+  const Logger& logger() const { return *logger_; }
+  const RuntimeOptions& options() const { return options_; }
+
+  std::uint64_t seed() const { return options_.seed; }
+  /// The next seed of a deterministic sequence derived from the job seed. Every rank
+  /// calls it in the same order (SPMD), so every rank gets the same value.
+  std::uint64_t next_seed() { return CounterRng(options_.seed, 0x5EED).bits(seed_counter_++); }
+  /// A sequential random stream that is identical on every rank.
+  RandomStream random_stream(std::uint64_t stream) const { return RandomStream(options_.seed, stream); }
+
+  /// Logs on every rank, prefixed with the rank.
+  template <class... A>
+  void log(fmt::format_string<A...> f, A&&... args) const {
+    logger_->log(LogLevel::info, f, std::forward<A>(args)...);
+  }
+  /// Logs once for the job (on rank 0).
+  template <class... A>
+  void log_once(fmt::format_string<A...> f, A&&... args) const {
+    if (rank() == 0) logger_->log(LogLevel::info, f, std::forward<A>(args)...);
+  }
+  template <class... A>
+  void debug(fmt::format_string<A...> f, A&&... args) const {
+    logger_->log(LogLevel::debug, f, std::forward<A>(args)...);
+  }
+
+ private:
+  void start(RuntimeOptions options);
+
+  RuntimeOptions options_;
+  bool uses_mpi_ = false;
+  int ranks_on_host_ = 1;
+  std::uint64_t seed_counter_ = 0;
+  std::unique_ptr<Comm> comm_;
+  std::unique_ptr<Logger> logger_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+/// Applies STRATA_* environment variables and then --strata-* arguments (removed
+/// from argv) to `defaults`. Throws OptionError naming a bad option.
+RuntimeOptions parse_runtime_options(int& argc, char** argv, RuntimeOptions defaults = {});
+
+/// True when the process was started by an MPI launcher (mpirun / mpiexec).
+bool launched_by_mpi();
+
+}  // namespace strata

@@ -1,0 +1,232 @@
+// The MPI communicator. Every collective is issued non-blocking and completed by
+// wait(), which polls with a deadline: a dead or stuck peer turns into a
+// TimeoutError naming the operation instead of a hang.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "strata/comm.hpp"
+#include "strata/error.hpp"
+
+namespace strata {
+namespace {
+
+// Large payloads are split so every MPI count fits in an int.
+constexpr std::size_t kChunk = std::size_t{1} << 30;
+constexpr int kAlltoallTag = 1001;
+constexpr int kGatherTag = 1002;
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::u64: return MPI_UINT64_T;
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+  }
+  return MPI_BYTE;
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return MPI_SUM;
+    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::max: return MPI_MAX;
+  }
+  return MPI_SUM;
+}
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::i32: case DType::f32: return 4;
+    default: return 8;
+  }
+}
+
+class MpiComm final : public Comm {
+ public:
+  explicit MpiComm(const CommOptions& o) : timeout_(o.timeout_seconds) {
+    // A private communicator keeps Strata's traffic apart from any the user sends.
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiComm() override {
+    if (!broken_) MPI_Comm_free(&comm_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  double timeout() const override { return timeout_; }
+  void set_timeout(double s) override { timeout_ = s; }
+  bool broken() const override { return broken_; }
+  void abort(int code) override { MPI_Abort(MPI_COMM_WORLD, code); }
+
+  void barrier() override {
+    MPI_Request req;
+    check(MPI_Ibarrier(comm_, &req), "barrier");
+    wait(&req, 1, "barrier");
+  }
+
+  void broadcast(std::span<std::byte> data, int root) override {
+    STRATA_CHECK(root >= 0 && root < size_, "broadcast root out of range");
+    std::vector<MPI_Request> reqs;
+    // Every rank passes the same size, so every rank posts the same chunks.
+    for (std::size_t off = 0; off < data.size(); off += kChunk) {
+      const std::size_t n = std::min(kChunk, data.size() - off);
+      MPI_Request req;
+      check(MPI_Ibcast(data.data() + off, static_cast<int>(n), MPI_BYTE, root, comm_, &req),
+            "broadcast");
+      reqs.push_back(req);
+    }
+    wait(reqs.data(), static_cast<int>(reqs.size()), fmt::format("broadcast from rank {}", root));
+    if (rank_ == root) {
+      stats_.bytes_sent += data.size() * static_cast<std::size_t>(size_ - 1);
+      stats_.messages_sent += static_cast<std::size_t>(size_ - 1);
+    }
+  }
+
+  void allreduce_raw(void* data, std::size_t count, DType type, ReduceOp op) override {
+    const std::size_t per_chunk = kChunk / dtype_size(type);
+    std::vector<MPI_Request> reqs;
+    auto* bytes = static_cast<char*>(data);
+    for (std::size_t off = 0; off < count; off += per_chunk) {
+      const std::size_t n = std::min(per_chunk, count - off);
+      MPI_Request req;
+      check(MPI_Iallreduce(MPI_IN_PLACE, bytes + off * dtype_size(type), static_cast<int>(n),
+                           mpi_type(type), mpi_op(op), comm_, &req),
+            "allreduce");
+      reqs.push_back(req);
+    }
+    wait(reqs.data(), static_cast<int>(reqs.size()), "allreduce");
+    stats_.bytes_sent += count * dtype_size(type);
+  }
+
+  std::vector<Bytes> alltoallv(const std::vector<Bytes>& send) override {
+    STRATA_CHECK(send.size() == static_cast<std::size_t>(size_), "alltoallv needs one buffer per rank");
+    std::vector<std::uint64_t> send_sizes(send.size()), recv_sizes(send.size());
+    for (std::size_t r = 0; r < send.size(); ++r) send_sizes[r] = send[r].size();
+    MPI_Request req;
+    check(MPI_Ialltoall(send_sizes.data(), 1, MPI_UINT64_T, recv_sizes.data(), 1, MPI_UINT64_T, comm_, &req),
+          "alltoallv (sizes)");
+    wait(&req, 1, "alltoallv (exchange of sizes)");
+
+    std::vector<Bytes> recv(send.size());
+    std::vector<MPI_Request> reqs;
+    for (int r = 0; r < size_; ++r) {
+      const auto ur = static_cast<std::size_t>(r);
+      if (r == rank_) {
+        recv[ur] = send[ur];
+        continue;
+      }
+      recv[ur].resize(recv_sizes[ur]);
+      post_chunks(recv[ur].data(), recv_sizes[ur], r, kAlltoallTag, /*send=*/false, reqs);
+    }
+    for (int r = 0; r < size_; ++r) {
+      const auto ur = static_cast<std::size_t>(r);
+      if (r == rank_) continue;
+      post_chunks(const_cast<std::byte*>(send[ur].data()), send[ur].size(), r, kAlltoallTag, true, reqs);
+      stats_.bytes_sent += send[ur].size();
+      ++stats_.messages_sent;
+    }
+    wait(reqs.data(), static_cast<int>(reqs.size()), "alltoallv (data)");
+    return recv;
+  }
+
+  std::vector<Bytes> allgatherv(std::span<const std::byte> mine) override {
+    std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_));
+    std::uint64_t my_size = mine.size();
+    MPI_Request req;
+    check(MPI_Iallgather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_, &req),
+          "allgatherv (sizes)");
+    wait(&req, 1, "allgatherv (exchange of sizes)");
+    std::vector<Bytes> out(static_cast<std::size_t>(size_));
+    std::vector<MPI_Request> reqs;
+    for (int r = 0; r < size_; ++r) {
+      const auto ur = static_cast<std::size_t>(r);
+      if (r == rank_) {
+        out[ur].assign(mine.begin(), mine.end());
+        continue;
+      }
+      out[ur].resize(sizes[ur]);
+      post_chunks(out[ur].data(), sizes[ur], r, kGatherTag, false, reqs);
+    }
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      post_chunks(const_cast<std::byte*>(mine.data()), mine.size(), r, kGatherTag, true, reqs);
+      stats_.bytes_sent += mine.size();
+      ++stats_.messages_sent;
+    }
+    wait(reqs.data(), static_cast<int>(reqs.size()), "allgatherv (data)");
+    return out;
+  }
+
+ private:
+  void post_chunks(std::byte* data, std::size_t n, int peer, int tag, bool is_send,
+                   std::vector<MPI_Request>& reqs) {
+    std::size_t off = 0;
+    do {
+      const std::size_t len = std::min(kChunk, n - off);
+      MPI_Request req;
+      if (is_send)
+        check(MPI_Isend(data + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &req),
+              fmt::format("send to rank {}", peer));
+      else
+        check(MPI_Irecv(data + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &req),
+              fmt::format("receive from rank {}", peer));
+      reqs.push_back(req);
+      off += len;
+    } while (off < n);
+  }
+
+  void check(int rc, const std::string& op) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    broken_ = true;
+    throw CommError(op, rank_, std::string(text, static_cast<std::size_t>(len)));
+  }
+
+  // Polls until every request completes: spin briefly (small messages finish in
+  // microseconds), then yield, then sleep, so a long wait does not burn a core.
+  void wait(MPI_Request* reqs, int n, const std::string& what) {
+    ++stats_.collectives;
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto deadline = start + std::chrono::duration<double>(timeout_);
+    for (long iter = 0;; ++iter) {
+      int done = 0;
+      check(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), what);
+      if (done) return;
+      if (iter < 2000) continue;
+      const auto now = clock::now();
+      if (now > deadline) {
+        broken_ = true;
+        throw TimeoutError(what, rank_, timeout_);
+      }
+      if (now - start < std::chrono::milliseconds(5))
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  double timeout_;
+  bool broken_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Comm> make_mpi_comm(const CommOptions& options) { return std::make_unique<MpiComm>(options); }
+
+}  // namespace strata

@@ -1,0 +1,58 @@
+// The communicator of a lone process: every collective is a local copy.
+#include <cstring>
+
+#include "strata/comm.hpp"
+#include "strata/error.hpp"
+
+namespace strata {
+namespace {
+
+class SelfComm final : public Comm {
+ public:
+  explicit SelfComm(const CommOptions& o) : timeout_(o.timeout_seconds) {}
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  double timeout() const override { return timeout_; }
+  void set_timeout(double s) override { timeout_ = s; }
+  void barrier() override { ++stats_.collectives; }
+  void broadcast(std::span<std::byte>, int root) override {
+    STRATA_CHECK(root == 0, "broadcast root out of range");
+    ++stats_.collectives;
+  }
+  void allreduce_raw(void*, std::size_t, DType, ReduceOp) override { ++stats_.collectives; }
+  std::vector<Bytes> alltoallv(const std::vector<Bytes>& send) override {
+    STRATA_CHECK(send.size() == 1, "alltoallv needs one buffer per rank");
+    ++stats_.collectives;
+    return send;
+  }
+  std::vector<Bytes> allgatherv(std::span<const std::byte> mine) override {
+    ++stats_.collectives;
+    return {Bytes(mine.begin(), mine.end())};
+  }
+  bool broken() const override { return false; }
+  void abort(int) override {}
+
+ private:
+  double timeout_;
+};
+
+}  // namespace
+
+std::unique_ptr<Comm> make_self_comm(const CommOptions& options) {
+  return std::make_unique<SelfComm>(options);
+}
+
+std::int64_t Comm::exclusive_scan(std::int64_t value, std::int64_t* total) {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size()), 0);
+  all[static_cast<std::size_t>(rank())] = value;
+  allreduce(std::span(all), ReduceOp::sum);
+  std::int64_t before = 0, sum = 0;
+  for (int r = 0; r < size(); ++r) {
+    if (r < rank()) before += all[static_cast<std::size_t>(r)];
+    sum += all[static_cast<std::size_t>(r)];
+  }
+  if (total) *total = sum;
+  return before;
+}
+
+}  // namespace strata

@@ -1,0 +1,180 @@
+#include "strata/runtime.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string_view>
+#include <thread>
+
+#include "strata/error.hpp"
+
+namespace strata {
+namespace {
+
+int parse_int_option(std::string_view name, std::string_view text, int lo) {
+  char* end = nullptr;
+  const std::string s(text);
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < lo || v > 1 << 20)
+    throw OptionError(fmt::format("{}: expected an integer >= {}, got '{}'", name, lo, text));
+  return static_cast<int>(v);
+}
+
+double parse_seconds_option(std::string_view name, std::string_view text) {
+  char* end = nullptr;
+  const std::string s(text);
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !(v > 0))
+    throw OptionError(fmt::format("{}: expected a positive number of seconds, got '{}'", name, text));
+  return v;
+}
+
+std::uint64_t parse_seed_option(std::string_view name, std::string_view text) {
+  char* end = nullptr;
+  const std::string s(text);
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || s[0] == '-')
+    throw OptionError(fmt::format("{}: expected a non-negative integer, got '{}'", name, text));
+  return v;
+}
+
+// Applies one option given by its name (as the user wrote it) and value.
+void apply_option(RuntimeOptions& o, std::string_view key, std::string_view shown, std::string_view value) {
+  if (key == "threads") o.threads = parse_int_option(shown, value, 1);
+  else if (key == "timeout") o.timeout_seconds = parse_seconds_option(shown, value);
+  else if (key == "seed") o.seed = parse_seed_option(shown, value);
+  else if (key == "log") o.log_level = parse_log_level(value);
+  else throw OptionError(fmt::format("unknown option {} (known: --strata-threads, --strata-timeout, "
+                                     "--strata-seed, --strata-log)", shown));
+}
+
+RuntimeOptions read_environment(RuntimeOptions o) {
+  static constexpr std::pair<const char*, const char*> kVars[] = {
+      {"STRATA_THREADS", "threads"}, {"STRATA_TIMEOUT", "timeout"}, {"STRATA_SEED", "seed"}, {"STRATA_LOG", "log"}};
+  for (auto [var, key] : kVars)
+    if (const char* v = std::getenv(var)) apply_option(o, key, var, v);
+  return o;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+bool g_runtime_alive = false;
+
+}  // namespace
+
+bool launched_by_mpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
+    if (std::getenv(var)) return true;
+  return false;
+}
+
+RuntimeOptions parse_runtime_options(int& argc, char** argv, RuntimeOptions defaults) {
+  RuntimeOptions o = read_environment(defaults);
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (!arg.starts_with("--strata-")) {
+      argv[out++] = argv[i];
+      continue;
+    }
+    std::string_view body = arg.substr(9), value;
+    std::string shown(arg);
+    if (const auto eq = body.find('='); eq != std::string_view::npos) {
+      value = body.substr(eq + 1);
+      shown = std::string(arg.substr(0, 9 + eq));
+      body = body.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      throw OptionError(fmt::format("{} needs a value", arg));
+    }
+    apply_option(o, body, shown, value);
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  return o;
+}
+
+Runtime::Runtime(int& argc, char** argv, RuntimeOptions defaults) {
+  start(parse_runtime_options(argc, argv, defaults));
+}
+
+Runtime::Runtime(RuntimeOptions options) {
+  int argc = 1;
+  char* argv[] = {nullptr, nullptr};
+  start(parse_runtime_options(argc, argv, options));
+}
+
+void Runtime::start(RuntimeOptions options) {
+  if (g_runtime_alive) throw Error("only one strata::Runtime may exist in a process");
+  options_ = options;
+  CommOptions comm_options{options.timeout_seconds};
+  uses_mpi_ = launched_by_mpi();
+  if (uses_mpi_) {
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) {
+      int provided = 0;
+      // The communication thread of the parameter server and the executors' transfer
+      // threads call MPI concurrently with each other.
+      if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+        throw CommError("MPI_Init_thread", -1, "MPI could not start");
+    }
+    comm_ = make_mpi_comm(comm_options);
+    ranks_on_host_ = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", env_int("MPI_LOCALNRANKS", 0));
+    if (ranks_on_host_ <= 0) {
+      MPI_Comm local;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+      MPI_Comm_size(local, &ranks_on_host_);
+      MPI_Comm_free(&local);
+    }
+  } else {
+    comm_ = make_self_comm(comm_options);
+    ranks_on_host_ = 1;
+  }
+  logger_ = std::make_unique<Logger>(comm_->rank(), comm_->size(), options.log_level);
+  int threads = options.threads;
+  if (threads <= 0) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::max(1, cores / std::max(1, ranks_on_host_));
+  }
+  options_.threads = threads;
+  pool_ = std::make_unique<ThreadPool>(threads);
+  g_runtime_alive = true;
+}
+
+Runtime::~Runtime() {
+  pool_.reset();
+  bool broken = comm_ && comm_->broken();
+  if (uses_mpi_ && !broken && comm_->size() > 1 && std::uncaught_exceptions() > 0) {
+    // Unwinding from an error. If every rank raised it (collective errors such as a
+    // parse error do), all meet here and finish cleanly; if only this one did, the
+    // others never arrive and the job is aborted after a short wait.
+    try {
+      comm_->set_timeout(std::min(comm_->timeout(), 10.0));
+      comm_->barrier();
+    } catch (const Error&) {
+      broken = true;
+    }
+  }
+  if (uses_mpi_ && broken) {
+    // A peer may be stuck in a collective we will never join: finalising would hang.
+    logger_->write(LogLevel::error, "aborting the job: communication cannot continue");
+    comm_->abort(1);
+  }
+  comm_.reset();
+  if (uses_mpi_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+  g_runtime_alive = false;
+}
+
+}  // namespace strata
