@@ -70,11 +70,12 @@ class Comm {
   const CommStats& stats() const { return stats_; }
 
   // Typed conveniences.
-  template <class T>
-  void allreduce(std::span<T> data, ReduceOp op) {
+  template <class T, std::size_t E>
+  void allreduce(std::span<T, E> data, ReduceOp op) {
     allreduce_raw(data.data(), data.size(), dtype_of<T>(), op);
   }
   template <class T>
+    requires std::is_arithmetic_v<T>
   T allreduce(T value, ReduceOp op) {
     allreduce_raw(&value, 1, dtype_of<T>(), op);
     return value;

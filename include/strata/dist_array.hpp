@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <span>
@@ -23,6 +24,7 @@
 
 #include "strata/detail/box.hpp"
 #include "strata/detail/collective_error.hpp"
+#include "strata/detail/huge_pages.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/detail/radix_sort.hpp"
 #include "strata/element.hpp"
@@ -111,7 +113,22 @@ class DistArray {
         if (!in_bounds(e.index, shape))
           throw ShapeError(fmt::format("sparse: index {} is outside shape {}", to_string(e.index), to_string(shape)));
     });
-    a.absorb_entries(a.route_entries(entries), dup);
+    a.absorb_entries(a.route_entries(std::move(entries)), dup);
+    return a;
+  }
+
+  /// A dense array whose listed elements come from entries any rank may hold (routed
+  /// to their owners); unlisted elements are T{}. A later entry overwrites an earlier one.
+  static DistArray dense_from_entries(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
+                                      const Partition& p = Partition::range(0)) {
+    DistArray a(rt, shape, p, false);
+    detail::all_or_none(rt.comm(), [&] {
+      for (const auto& e : entries)
+        if (!in_bounds(e.index, shape))
+          throw ShapeError(fmt::format("index {} is outside shape {}", to_string(e.index), to_string(shape)));
+    });
+    a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), T{});
+    for (const auto& e : a.route_entries(entries)) a.dense_[static_cast<std::size_t>(a.local_offset(e.index))] = e.value;
     return a;
   }
 
@@ -272,7 +289,7 @@ class DistArray {
     if (sparse_) {
       std::vector<entry_type> mine = local_entries();
       DistArray moved(*rt_, shape_, p, true);
-      moved.absorb_entries(moved.route_entries(mine), Duplicates::first);
+      moved.absorb_entries(moved.route_entries(std::move(mine)), Duplicates::first);
       *this = std::move(moved);
       return;
     }
@@ -301,15 +318,10 @@ class DistArray {
     for (auto& e : moved)
       for (std::size_t d = 0; d < N; ++d)
         if (by_dim[d]) e.index[d] = (*by_dim[d])[static_cast<std::size_t>(e.index[d])];
-    DistArray out(*rt_, shape_, dist_.partition(), sparse_);
-    if (sparse_) {
-      out.absorb_entries(out.route_entries(moved), Duplicates::error);
-    } else {
-      out.dense_.assign(static_cast<std::size_t>(out.local_box_volume()), T{});
-      for (const auto& e : out.route_entries(moved))
-        out.dense_[static_cast<std::size_t>(out.local_offset(e.index))] = e.value;
-    }
-    *this = std::move(out);
+    if (sparse_)
+      *this = sparse(*rt_, shape_, std::move(moved), Duplicates::error, dist_.partition());
+    else
+      *this = dense_from_entries(*rt_, shape_, moved, dist_.partition());
     return perms;
   }
 
@@ -446,7 +458,7 @@ class DistArray {
 
   // Sends every entry to the rank that owns its index; returns what this rank
   // received, grouped by source rank in rank order.
-  std::vector<entry_type> route_entries(const std::vector<entry_type>& entries) const {
+  std::vector<entry_type> route_entries(std::vector<entry_type> entries) const {
     const int P = rt_->size();
     std::vector<entry_type> out;
     if (P == 1) return entries;
@@ -462,9 +474,17 @@ class DistArray {
                                                 sizeof(entry_type));
     for (std::size_t k = 0; k < entries.size(); ++k)
       detail::append(send[static_cast<std::size_t>(owner[k])], entries[k]);
-    for (const auto& part : rt_->comm().alltoallv(send)) {
-      const auto v = detail::as_vector<entry_type>(part);
-      out.insert(out.end(), v.begin(), v.end());
+    entries = {};  // release before receiving: loads are memory-bound
+    auto recv = rt_->comm().alltoallv(send);
+    send = {};
+    std::size_t total = 0;
+    for (const auto& part : recv) total += part.size() / sizeof(entry_type);
+    out.resize(total);
+    std::size_t at = 0;
+    for (auto& part : recv) {
+      if (!part.empty()) std::memcpy(static_cast<void*>(out.data() + at), part.data(), part.size());
+      at += part.size() / sizeof(entry_type);
+      part = {};
     }
     return out;
   }
@@ -472,51 +492,57 @@ class DistArray {
   // Sorts received sparse entries by index (stable: arrival order breaks ties),
   // resolves duplicates and stores them.
   void absorb_entries(std::vector<entry_type> in, Duplicates dup) {
-    sort_entries(in);
     keys_.clear();
     values_.clear();
-    keys_.reserve(in.size());
-    values_.reserve(in.size());
     // A duplicate found on one rank must stop every rank, not leave them waiting.
-    detail::all_or_none(rt_->comm(), [&] { dedupe_into_storage(in, dup); });
+    detail::all_or_none(rt_->comm(), [&] {
+      long double vol = 1;
+      for (auto e : shape_) vol *= static_cast<long double>(std::max<std::int64_t>(e, 1));
+      if (vol < 0x1p63L) {
+        // Radix sort on the row-major position (it fits in 64 bits almost always).
+        auto items = detail::make_huge<detail::KeyedValue<T>>(in.size());
+        for (std::size_t k = 0; k < in.size(); ++k)
+          items[k] = {static_cast<std::uint64_t>(linearize(in[k].index, shape_)), in[k].value};
+        in = {};
+        detail::radix_sort(items);
+        store_sorted(
+            items.size(), [&](std::size_t k) { return k > 0 && items[k].key == items[k - 1].key; },
+            [&](std::size_t k) { return delinearize(static_cast<std::int64_t>(items[k].key), shape_); },
+            [&](std::size_t k) -> const T& { return items[k].value; }, dup);
+      } else {
+        std::stable_sort(in.begin(), in.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+        store_sorted(
+            in.size(), [&](std::size_t k) { return k > 0 && in[k].index == in[k - 1].index; },
+            [&](std::size_t k) { return in[k].index; },
+                     [&](std::size_t k) -> const T& { return in[k].value; }, dup);
+      }
+    });
     global_nnz_ = rt_->comm().allreduce(static_cast<std::int64_t>(keys_.size()), ReduceOp::sum);
   }
 
-  void dedupe_into_storage(const std::vector<entry_type>& in, Duplicates dup) {
-    for (std::size_t k = 0; k < in.size(); ++k) {
-      if (!keys_.empty() && keys_.back() == in[k].index) {
+  // Appends n sorted elements to keys_/values_, merging equal indices per `dup`.
+  template <class SameAsPrevious, class KeyAt, class ValueAt>
+  void store_sorted(std::size_t n, SameAsPrevious same_as_previous, KeyAt key_at, ValueAt value_at, Duplicates dup) {
+    detail::reserve_huge(keys_, n);
+    detail::reserve_huge(values_, n);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (same_as_previous(k)) {
         switch (dup) {
           case Duplicates::error:
-            throw ShapeError(fmt::format("index {} appears more than once", to_string(in[k].index)));
+            throw ShapeError(fmt::format("index {} appears more than once", to_string(key_at(k))));
           case Duplicates::sum:
-            if constexpr (requires(T a, T b) { a += b; }) values_.back() += in[k].value;
+            if constexpr (requires(T a, T b) { a += b; }) values_.back() += value_at(k);
             else throw ShapeError("Duplicates::sum needs an element type with +=");
             break;
           case Duplicates::first: break;
-          case Duplicates::last: values_.back() = in[k].value; break;
+          case Duplicates::last: values_.back() = value_at(k); break;
         }
         continue;
       }
-      keys_.push_back(in[k].index);
-      values_.push_back(in[k].value);
+      const Index<N> i = key_at(k);
+      keys_.push_back(i);
+      values_.push_back(value_at(k));
     }
-  }
-
-  void sort_entries(std::vector<entry_type>& in) const {
-    // Radix sort on the row-major position when it fits in 64 bits (it almost always does).
-    long double vol = 1;
-    for (auto e : shape_) vol *= static_cast<long double>(std::max<std::int64_t>(e, 1));
-    if (vol < 0x1p63L && in.size() < (std::size_t{1} << 32)) {
-      std::vector<std::uint64_t> keys(in.size());
-      for (std::size_t k = 0; k < in.size(); ++k) keys[k] = static_cast<std::uint64_t>(linearize(in[k].index, shape_));
-      if (std::is_sorted(keys.begin(), keys.end())) return;
-      const auto order = detail::radix_order(keys);
-      std::vector<entry_type> sorted(in.size());
-      for (std::size_t k = 0; k < in.size(); ++k) sorted[k] = in[order[k]];
-      in.swap(sorted);
-      return;
-    }
-    std::stable_sort(in.begin(), in.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
   }
 
   // Dense routing: each piece is (id, elements of box_of(id) in box order). The

@@ -1,0 +1,142 @@
+// Checkpoints of DistArrays: save on any number of ranks, load on any number.
+//
+//   strata::save_checkpoint(W, "ckpt/W");                 // collective
+//   auto W2 = strata::load_checkpoint<float, 2>(rt, "ckpt/W");
+//
+// A checkpoint is a directory: manifest.txt (element size and type tag, shape,
+// dense or sparse, partition, rank count, and per part file its size and XXH3-64
+// checksum) and part-NNNNN.bin, one per writing rank. It is written into a temporary
+// sibling directory, flushed to disk and renamed into place, so DIR always holds
+// either the previous checkpoint or the new one, complete. Loading verifies every
+// part before building the array: a missing, truncated or corrupted file, or a
+// checkpoint of another element type or dimension count, raises the same
+// CheckpointError on every rank, naming the file and what is wrong.
+//
+// Dense parts hold the rank's elements in box order; sparse parts hold the rank's
+// indices (N x int64 each) followed by its values. Element bytes are stored as they
+// are in memory (little-endian on every platform Strata builds for).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "strata/dist_array.hpp"
+#include "strata/io/checkpoint_format.hpp"
+
+namespace strata {
+
+namespace detail {
+template <class T>
+struct CheckpointTag {
+  static std::string get() {
+    if constexpr (std::is_same_v<T, bool>)
+      return "bool";
+    else if constexpr (std::is_floating_point_v<T>)
+      return "f" + std::to_string(8 * sizeof(T));
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return "i" + std::to_string(8 * sizeof(T));
+    else if constexpr (std::is_integral_v<T>)
+      return "u" + std::to_string(8 * sizeof(T));
+    else
+      return typeid(T).name();
+  }
+};
+template <class S, std::size_t K>
+struct CheckpointTag<std::array<S, K>> {
+  static std::string get() { return CheckpointTag<S>::get() + "[" + std::to_string(K) + "]"; }
+};
+}  // namespace detail
+
+/// The type tag recorded for element type T unless the caller passes its own:
+/// "f32", "i64", "u8", "f32[4]" for std::array<float, 4>, else typeid(T).name().
+template <class T>
+std::string checkpoint_type_tag() {
+  return detail::CheckpointTag<T>::get();
+}
+
+/// Collective: writes `a` to directory `dir` (created with its parents if needed),
+/// atomically replacing an earlier checkpoint there. `type_tag` names the element
+/// type; load_checkpoint must be given the same. Throws IoError naming the path if
+/// any rank cannot write; then `dir` is left as it was.
+template <class T, std::size_t N>
+void save_checkpoint(const DistArray<T, N>& a, const std::filesystem::path& dir,
+                     const std::string& type_tag = checkpoint_type_tag<T>()) {
+  if (!a.valid())
+    throw ShapeError(fmt::format("save_checkpoint {}: the array was never created", dir.string()));
+  detail::CheckpointManifest m;
+  m.element_size = sizeof(T);
+  m.type_tag = type_tag;
+  m.dims = N;
+  m.shape.assign(a.shape().begin(), a.shape().end());
+  m.sparse = a.is_sparse();
+  const Partition& p = a.partition();
+  if (p.kind() == Partition::Kind::range) {
+    // Record the resolved bounds (balanced ones included) so the saved layout is exact.
+    m.partition = Partition::range(p.dim(), a.distribution().bounds());
+    m.explicit_bounds = !p.bounds().empty() || !p.weights().empty();
+  } else {
+    m.partition = p;
+  }
+  m.nnz = a.nnz();
+  if (!a.is_sparse()) {
+    detail::write_checkpoint(a.runtime().comm(), dir, m, std::as_bytes(a.local_values()));
+    return;
+  }
+  Bytes mine;
+  mine.reserve(static_cast<std::size_t>(a.local_nnz()) * (sizeof(Index<N>) + sizeof(T)));
+  detail::append_span<Index<N>>(mine, a.local_keys());
+  detail::append_span<T>(mine, a.local_values());
+  detail::write_checkpoint(a.runtime().comm(), dir, m, mine);
+}
+
+/// Collective: loads the checkpoint in `dir`, written with any number of ranks.
+/// The array is dense or sparse as saved and follows `partition`, or by default the
+/// saved partition resolved for this rank count (explicit range bounds that do not
+/// fit the new count become even ranges on the same dimension). Throws
+/// CheckpointError on every rank if the checkpoint is missing, damaged, or holds
+/// another element type (size or tag) or dimension count; nothing is built then.
+template <class T, std::size_t N>
+DistArray<T, N> load_checkpoint(Runtime& rt, const std::filesystem::path& dir,
+                                std::optional<Partition> partition = {},
+                                const std::string& type_tag = checkpoint_type_tag<T>()) {
+  auto read = detail::read_checkpoint(rt.comm(), dir, {sizeof(T), type_tag, N});
+  const detail::CheckpointManifest& m = read.manifest;
+  Shape<N> shape{};
+  std::copy(m.shape.begin(), m.shape.end(), shape.begin());
+  const Partition p = partition ? *partition : m.partition_for(rt.size());
+  if (m.sparse) {
+    std::vector<Entry<T, N>> entries;
+    for (auto& [id, bytes] : read.parts) {
+      const std::size_t n = bytes.size() / (sizeof(Index<N>) + sizeof(T));
+      const auto* keys = bytes.data();
+      const auto* values = keys + n * sizeof(Index<N>);
+      for (std::size_t k = 0; k < n; ++k) {
+        Entry<T, N> e;
+        std::memcpy(&e.index, keys + k * sizeof(Index<N>), sizeof(Index<N>));
+        std::memcpy(&e.value, values + k * sizeof(T), sizeof(T));
+        entries.push_back(e);
+      }
+      Bytes().swap(bytes);
+    }
+    return DistArray<T, N>::sparse(rt, shape, std::move(entries), Duplicates::error, p);
+  }
+  const Distribution saved = m.saved_distribution();
+  std::vector<std::pair<std::int64_t, std::vector<T>>> pieces;
+  for (auto& [id, bytes] : read.parts) {
+    pieces.emplace_back(id, detail::as_vector<T>(bytes));
+    Bytes().swap(bytes);
+  }
+  return DistArray<T, N>::assemble_dense(
+      rt, shape, p, pieces, [&](std::int64_t id) { return saved.box(static_cast<int>(id)); });
+}
+
+}  // namespace strata

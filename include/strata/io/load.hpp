@@ -1,0 +1,175 @@
+// Parallel text loading into DistArrays.
+//
+// Every rank reads its own byte range of the file (snapped to line boundaries),
+// parses it with its threads, and the parsed elements are routed to the ranks that
+// own them. The loaded array is the same for any number of ranks and threads.
+//
+//   auto R = strata::load_sparse<float, 2>(rt, "ratings.txt", strata::parse::triplets);
+//   auto E = strata::load_sparse<float, 2>(rt, "graph.txt", strata::parse::edges);
+//   auto D = strata::load_docword(rt, "docword.kos.txt");
+//   auto S = strata::load_libsvm(rt, "train.svm");
+//   auto U = strata::load_sparse<double, 3>(rt, "t.txt", [](std::string_view line, strata::io::Emit<double, 3>& emit) {
+//     ... emit({i, j, k}, v); ... });   // a user parser; throw io::LineError{"why"} on bad lines
+//
+// A malformed line raises ParseError naming the file, the line number and the text
+// (on every rank); with skip_bad_lines the line is skipped and counted instead.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/detail/huge_pages.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/io/mapped_file.hpp"
+#include "strata/io/parsers.hpp"
+#include "strata/io/scan.hpp"
+
+namespace strata {
+
+struct LoadOptions {
+  /// Skip and count malformed lines instead of raising ParseError.
+  bool skip_bad_lines = false;
+  /// Value subtracted from every index in the file; default per format:
+  /// 0 for triplets, edges and user parsers, 1 for LIBSVM feature ids and docword.
+  std::optional<std::int64_t> index_base;
+  /// What to do when an index appears twice.
+  Duplicates duplicates = Duplicates::error;
+  /// Partition of the loaded array.
+  Partition partition = Partition::range(0);
+};
+
+/// What a load did; figures are job-wide unless marked local.
+struct LoadReport {
+  std::string path;
+  std::int64_t bytes = 0;        ///< bytes of records in the file
+  std::int64_t local_bytes = 0;  ///< bytes this rank parsed
+  std::int64_t lines = 0;        ///< lines scanned (including blank and comment lines)
+  std::int64_t records = 0;      ///< elements loaded (after merging duplicates)
+  std::int64_t bad_lines = 0;    ///< malformed lines skipped
+  std::vector<io::BadLine> first_bad_lines;  ///< this rank's first few skipped lines
+  double parse_seconds = 0;      ///< reading and parsing (slowest rank)
+  double route_seconds = 0;      ///< routing to owners and sorting (slowest rank)
+  double total_seconds = 0;
+};
+
+namespace io::detail {
+
+/// Opens the file on every rank; raises one IoError on every rank if any cannot.
+std::unique_ptr<MappedFile> open_everywhere(Runtime& rt, const std::string& path);
+
+/// Logs skipped lines (a count on rank 0, the first few on every rank that saw them).
+void log_skipped(Runtime& rt, const LoadReport& report);
+
+double seconds_since(std::chrono::steady_clock::time_point t);
+
+/// Parses the file's lines from byte region_begin on with `parser`, on every rank
+/// and thread; returns this rank's elements in file order.
+template <class T, std::size_t N, class Parser>
+std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::size_t region_begin,
+                                      std::int64_t lines_before, const Parser& parser, const Index<N>& base,
+                                      const std::optional<Shape<N>>& shape, bool skip_bad, LoadReport& report) {
+  struct Handler {
+    const Parser& parser;
+    std::vector<Entry<T, N>> out;
+    Emit<T, N> emit;
+    Handler(const Parser& p, const Index<N>& b, const std::optional<Shape<N>>& s) : parser(p), emit(b, s, out) {}
+    // Most formats hold one element per 8 or more bytes; reserving up front avoids
+    // copying (and page-faulting) the output on every growth.
+    void begin_chunk(std::size_t bytes) { strata::detail::reserve_huge(out, bytes / 8 + 16); }
+    void operator()(std::string_view line) {
+      const std::size_t mark = out.size();
+      try {
+        parser(line, emit);
+      } catch (const LineError&) {
+        out.resize(mark);  // a bad line contributes nothing, not half a record
+        throw;
+      }
+    }
+  };
+  std::vector<std::unique_ptr<Handler>> handlers;
+  for (int t = 0; t < rt.threads(); ++t) handlers.push_back(std::make_unique<Handler>(parser, base, shape));
+  const ScanSummary scan = parallel_scan(rt, file, region_begin, lines_before, skip_bad,
+                                         [&](int t) -> Handler& { return *handlers[static_cast<std::size_t>(t)]; });
+  report.path = file.path();
+  report.bytes = scan.bytes;
+  report.local_bytes = scan.local_bytes;
+  report.lines = scan.lines;
+  report.bad_lines = scan.bad;
+  report.first_bad_lines = scan.bad_lines;
+  report.parse_seconds = scan.seconds;
+  if (handlers.size() == 1) return std::move(handlers[0]->out);
+  std::size_t total = 0;
+  for (const auto& h : handlers) total += h->out.size();
+  std::vector<Entry<T, N>> all;
+  strata::detail::reserve_huge(all, total);
+  for (auto& h : handlers) {
+    all.insert(all.end(), h->out.begin(), h->out.end());
+    h->out = {};
+  }
+  return all;
+}
+
+/// The smallest shape holding every index of every rank.
+template <class T, std::size_t N>
+Shape<N> infer_shape(Runtime& rt, const std::vector<Entry<T, N>>& entries) {
+  std::array<std::int64_t, N> hi;
+  hi.fill(-1);
+  for (const auto& e : entries)
+    for (std::size_t d = 0; d < N; ++d) hi[d] = std::max(hi[d], e.index[d]);
+  rt.comm().allreduce(std::span(hi), ReduceOp::max);
+  Shape<N> s;
+  for (std::size_t d = 0; d < N; ++d) s[d] = hi[d] + 1;
+  return s;
+}
+
+}  // namespace io::detail
+
+/// Loads a sparse N-D array from a text file with any line parser (built-in ones
+/// are in strata::parse). The shape is inferred (largest index + 1 per dimension)
+/// unless given. Collective.
+template <class T, std::size_t N, class Parser>
+DistArray<T, N> load_sparse(Runtime& rt, const std::string& path, const Parser& parser, const LoadOptions& options = {},
+                            std::optional<Shape<N>> shape = {}, LoadReport* report = nullptr) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadReport local;
+  LoadReport& rep = report ? *report : local;
+  const auto file = io::detail::open_everywhere(rt, path);
+  Index<N> base;
+  base.fill(options.index_base.value_or(0));
+  auto entries = io::detail::parse_region<T, N>(rt, *file, 0, 0, parser, base, shape, options.skip_bad_lines, rep);
+  const auto route_start = std::chrono::steady_clock::now();
+  const Shape<N> s = shape ? *shape : io::detail::infer_shape(rt, entries);
+  auto array = DistArray<T, N>::sparse(rt, s, std::move(entries), options.duplicates, options.partition);
+  rep.route_seconds = rt.comm().allreduce(io::detail::seconds_since(route_start), ReduceOp::max);
+  rep.records = array.nnz();
+  rep.total_seconds = rt.comm().allreduce(io::detail::seconds_since(start), ReduceOp::max);
+  io::detail::log_skipped(rt, rep);
+  return array;
+}
+
+/// Loads a UCI bag-of-words "docword" file: three header lines (documents, words,
+/// non-zeros) then "doc word count" lines with 1-based ids. Returns the
+/// documents x words count matrix; the record count must match the header.
+template <class T = std::int32_t>
+DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOptions& options = {},
+                             LoadReport* report = nullptr);
+
+/// A LIBSVM / SVMLight data set: sample x feature values and one label per sample.
+struct LibsvmData {
+  DistArray<float, 2> features;
+  DistArray<float, 1> labels;
+};
+
+/// Loads "label [qid:q] index:value ..." lines (1-based feature ids by default;
+/// ids must increase within a line; '#' starts a comment). Samples are numbered
+/// by their order in the file. The feature count is inferred unless given.
+LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& options = {},
+                       std::optional<std::int64_t> num_features = {}, LoadReport* report = nullptr);
+
+}  // namespace strata
+
+#include "strata/io/load_docword.hpp"

@@ -1,0 +1,35 @@
+// A read-only memory map of a whole file. Every rank maps the file and touches only
+// its own byte range, so the operating system reads each byte once per host.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace strata::io {
+
+class MappedFile {
+ public:
+  /// Throws IoError naming the path when it cannot be opened or mapped.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::string_view text() const { return {data_, size_}; }
+  std::size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// The lines whose first byte lies in [begin, end) of `text`, as a byte range
+/// [first, last) that starts and ends on line boundaries. Applying it to adjacent
+/// ranges yields adjacent results, so every line lands in exactly one range.
+std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,
+                                                  std::size_t region_begin = 0);
+
+}  // namespace strata::io

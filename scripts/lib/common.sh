@@ -1,0 +1,40 @@
+# Shared by the scripts: installs missing Debian packages and sets up Open MPI.
+# Source it; do not run it.
+
+# Debian 12 packages Strata builds and runs with.
+STRATA_PACKAGES=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev
+                 libgtest-dev libfmt-dev libxxhash-dev)
+
+strata_ensure_packages() {
+  local missing=()
+  for p in "${STRATA_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "strata: installing missing packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Open MPI refuses to run as root unless told twice; containers often lack the
+# ptrace rights its single-copy shared-memory path needs; tests start more ranks
+# than there are cores.
+strata_mpi_env() {
+  if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+strata_jobs() { nproc 2>/dev/null || echo 2; }
+
+# strata_build DIR [cmake args...]: configure (once) and build.
+strata_build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$dir" -j "$(strata_jobs)"
+}

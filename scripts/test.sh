@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Strata's whole test suite, from a fresh Debian 12 machine:
+#   scripts/test.sh
+# installs missing packages (apt-get), builds with warnings as errors, runs every
+# test with ctest (multi-rank tests under mpirun with 1, 2 and 4 ranks), then builds
+# and runs the tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+#   STRATA_SANITIZE=0 scripts/test.sh   skips the sanitizer pass
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/common.sh
+strata_ensure_packages
+strata_mpi_env
+
+echo "== build (RelWithDebInfo, -Werror)"
+strata_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_WERROR=ON
+echo "== tests"
+(cd build && ctest --output-on-failure -j "$(strata_jobs)")
+
+if [ "${STRATA_SANITIZE:-1}" != "0" ]; then
+  echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer)"
+  strata_build build-asan -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=ON -DSTRATA_BUILD_BENCH=OFF -DSTRATA_WERROR=ON
+  echo "== tests under sanitizers"
+  (cd build-asan && ctest --output-on-failure -j "$(strata_jobs)")
+fi

@@ -1,0 +1,152 @@
+// Non-template parts of the loaders: opening files collectively, docword headers,
+// LIBSVM parsing and the skipped-line log.
+#include "strata/io/load.hpp"
+
+namespace strata {
+namespace io::detail {
+
+std::unique_ptr<MappedFile> open_everywhere(Runtime& rt, const std::string& path) {
+  std::unique_ptr<MappedFile> file;
+  strata::detail::all_or_none(rt.comm(), [&] { file = std::make_unique<MappedFile>(path); });
+  return file;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void log_skipped(Runtime& rt, const LoadReport& report) {
+  if (report.bad_lines == 0) return;
+  if (rt.rank() == 0)
+    rt.logger().log(LogLevel::warn, "{}: skipped {} malformed line(s) of {}", report.path, report.bad_lines,
+                    report.lines);
+  for (const auto& b : report.first_bad_lines)
+    rt.logger().log(LogLevel::warn, "{}:{}: {}: '{}'", report.path, b.line, b.reason, b.text.substr(0, 200));
+}
+
+DocwordHeader read_docword_header(const MappedFile& file) {
+  static constexpr const char* kNames[] = {"number of documents", "number of words", "number of non-zeros"};
+  const std::string_view text = file.text();
+  DocwordHeader h;
+  std::int64_t* fields[] = {&h.docs, &h.words, &h.nnz};
+  std::size_t pos = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (pos >= text.size())
+      throw ParseError(file.path(), k + 1, "", fmt::format("missing header line: {}", kNames[k]));
+    const std::size_t nl = text.find('\n', pos);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    const std::string_view line = text.substr(pos, end - pos);
+    try {
+      Scanner s(line);
+      *fields[k] = s.get_index(kNames[k]);
+      s.finish(kNames[k]);
+    } catch (const LineError& e) {
+      throw ParseError(file.path(), k + 1, std::string(line), e.reason);
+    }
+    if (k == 2) h.nnz_line = std::string(line);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  h.data_begin = pos;
+  return h;
+}
+
+}  // namespace io::detail
+
+namespace {
+
+// One thread's share of a LIBSVM file: features keyed by the thread-local sample
+// number, shifted to global sample numbers once all counts are known.
+struct LibsvmHandler {
+  std::int64_t base;
+  std::optional<std::int64_t> num_features;
+  std::vector<Entry<float, 2>> features;
+  std::vector<float> labels;
+
+  void operator()(std::string_view line) {
+    io::Scanner s(line);
+    if (s.blank_or_comment()) return;
+    const float label = s.get_number<float>("label");
+    if (!std::isfinite(label)) throw io::LineError{"label is not a finite number"};
+    const std::size_t mark = features.size();
+    const auto sample = static_cast<std::int64_t>(labels.size());
+    std::int64_t previous = -1;
+    try {
+      while (s.skip_blanks(), !s.at_end() && *s.pos() != '#') {
+        if (std::string_view(s.pos(), 4) == "qid:") {  // ranking query id: not a feature
+          s.expect('q', "qid"), s.expect('i', "qid"), s.expect('d', "qid"), s.expect(':', "qid");
+          s.get_index("query id");
+          continue;
+        }
+        const std::int64_t raw = s.get_index("feature id");
+        s.expect(':', "feature id:value pair");
+        const float v = s.get_number<float>("feature value");
+        if (!std::isfinite(v)) throw io::LineError{"feature value is not a finite number"};
+        const std::int64_t f = raw - base;
+        if (f < 0) throw io::LineError{fmt::format("feature id {} is below the index base {}", raw, base)};
+        if (f <= previous) throw io::LineError{fmt::format("feature id {} does not increase", raw)};
+        if (num_features && f >= *num_features)
+          throw io::LineError{fmt::format("feature id {} exceeds the {} features given", raw, *num_features)};
+        previous = f;
+        features.push_back({{sample, f}, v});
+        if (!s.at_end() && *s.pos() != ' ' && *s.pos() != '\t' && *s.pos() != '#')
+          throw io::LineError{"expected a space after a feature value"};
+      }
+    } catch (const io::LineError&) {
+      features.resize(mark);
+      throw;
+    }
+    labels.push_back(label);
+  }
+};
+
+}  // namespace
+
+LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& options,
+                       std::optional<std::int64_t> num_features, LoadReport* report) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadReport local;
+  LoadReport& rep = report ? *report : local;
+  const auto file = io::detail::open_everywhere(rt, path);
+  std::vector<LibsvmHandler> handlers(static_cast<std::size_t>(rt.threads()),
+                                      LibsvmHandler{options.index_base.value_or(1), num_features, {}, {}});
+  const auto scan = io::parallel_scan(rt, *file, 0, 0, options.skip_bad_lines,
+                                      [&](int t) -> LibsvmHandler& { return handlers[static_cast<std::size_t>(t)]; });
+  rep.path = path;
+  rep.bytes = scan.bytes;
+  rep.local_bytes = scan.local_bytes;
+  rep.lines = scan.lines;
+  rep.bad_lines = scan.bad;
+  rep.first_bad_lines = scan.bad_lines;
+  rep.parse_seconds = scan.seconds;
+
+  const auto route_start = std::chrono::steady_clock::now();
+  std::int64_t local_samples = 0;
+  for (const auto& h : handlers) local_samples += static_cast<std::int64_t>(h.labels.size());
+  std::int64_t samples = 0;
+  std::int64_t offset = rt.comm().exclusive_scan(local_samples, &samples);
+  std::vector<Entry<float, 2>> features;
+  std::vector<Entry<float, 1>> labels;
+  std::int64_t max_feature = -1;
+  for (auto& h : handlers) {
+    for (auto& e : h.features) {
+      e.index[0] += offset;
+      max_feature = std::max(max_feature, e.index[1]);
+      features.push_back(e);
+    }
+    for (std::size_t k = 0; k < h.labels.size(); ++k)
+      labels.push_back({{offset + static_cast<std::int64_t>(k)}, h.labels[k]});
+    offset += static_cast<std::int64_t>(h.labels.size());
+    h = LibsvmHandler{};
+  }
+  const std::int64_t nf = num_features ? *num_features : rt.comm().allreduce(max_feature, ReduceOp::max) + 1;
+  LibsvmData out{DistArray<float, 2>::sparse(rt, {samples, nf}, std::move(features), options.duplicates,
+                                             options.partition),
+                 DistArray<float, 1>::dense_from_entries(rt, {samples}, labels, Partition::range(0))};
+  rep.route_seconds = rt.comm().allreduce(io::detail::seconds_since(route_start), ReduceOp::max);
+  rep.records = out.features.nnz();
+  rep.total_seconds = rt.comm().allreduce(io::detail::seconds_since(start), ReduceOp::max);
+  io::detail::log_skipped(rt, rep);
+  return out;
+}
+
+}  // namespace strata

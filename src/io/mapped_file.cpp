@@ -1,0 +1,57 @@
+#include "strata/io/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+
+namespace strata::io {
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    ::close(fd);
+    throw IoError(fmt::format("cannot read '{}': {}", path, S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(err)));
+  }
+  size_ = static_cast<std::size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      throw IoError(fmt::format("cannot map '{}': {}", path, std::strerror(err)));
+    }
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const char*>(p);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,
+                                                  std::size_t region_begin) {
+  // A position p snaps to the start of the first line that begins at or after p.
+  auto snap = [&](std::size_t p) -> std::size_t {
+    if (p <= region_begin) return region_begin;
+    if (p >= text.size()) return text.size();
+    if (text[p - 1] == '\n') return p;
+    const std::size_t nl = text.find('\n', p);
+    return nl == std::string_view::npos ? text.size() : nl + 1;
+  };
+  return {snap(begin), snap(end)};
+}
+
+}  // namespace strata::io
