@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <map>
 #include <numeric>
 
 #include "strata/dist_array.hpp"
@@ -103,6 +104,83 @@ TEST(DistArray, FixedSizeRowElements) {
       EXPECT_LT(x, 1.0f);
     }
   }
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+using testing::rt;
+
+TEST(DistArray, SparseRepartitionAndRandomizeKeepEveryEntry) {
+  std::vector<Entry<float, 2>> mine;
+  const CounterRng rng(77);
+  // Skewed: column 0 holds a third of the entries.
+  for (std::int64_t k = rt().rank(); k < 3000; k += rt().size())
+    mine.push_back({{k / 3, k % 3 == 0 ? 0 : 1 + k % 96}, static_cast<float>(rng.uniform(static_cast<std::uint64_t>(k)))});
+  auto s = DistArray<float, 2>::sparse(rt(), {1000, 97}, mine);
+  const auto before = s.gather_entries();
+  for (const auto& p : {Partition::hash(1), Partition::block2d(0, 1), Partition::range(1), Partition::range(0)}) {
+    s.repartition(p);
+    EXPECT_EQ(s.nnz(), 3000);
+    for (const auto& k : s.local_keys()) ASSERT_TRUE(s.is_local(k)) << p.describe();
+    const auto now = s.gather_entries();
+    ASSERT_EQ(now.size(), before.size());
+    for (std::size_t k = 0; k < now.size(); ++k) {
+      ASSERT_EQ(now[k].index, before[k].index);
+      ASSERT_EQ(now[k].value, before[k].value);
+    }
+  }
+  const auto perms = s.randomize({0, 1}, 5);
+  ASSERT_EQ(perms.size(), 2u);
+  std::map<Index<2>, float> moved;
+  for (const auto& e : s.gather_entries()) moved[e.index] = e.value;
+  ASSERT_EQ(moved.size(), before.size());
+  for (const auto& e : before) {
+    const Index<2> to{perms[0][static_cast<std::size_t>(e.index[0])], perms[1][static_cast<std::size_t>(e.index[1])]};
+    ASSERT_EQ(moved.at(to), e.value);
+  }
+  // The skewed column is no longer column 0 (with overwhelming probability).
+  const auto h = s.histogram(1);
+  EXPECT_EQ(h[static_cast<std::size_t>(perms[1][0])], 1000);
+  const auto binned = s.histogram(0, 10);
+  ASSERT_EQ(binned.size(), 10u);
+  EXPECT_EQ(std::accumulate(binned.begin(), binned.end(), std::int64_t{0}), 3000);
+}
+
+TEST(DistArray, FourDimensionalDenseAndBalancedRanges) {
+  auto a = DistArray<std::int32_t, 4>::generate(
+      rt(), {3, 4, 5, 2}, [](const Index<4>& i) { return static_cast<std::int32_t>(linearize(i, Shape<4>{3, 4, 5, 2})); },
+      Partition::range(2));
+  const auto g = a.gather();
+  for (std::size_t k = 0; k < g.size(); ++k) ASSERT_EQ(g[k], static_cast<std::int32_t>(k));
+  a.repartition(Partition::balanced(1, {10, 1, 1, 1}));
+  EXPECT_EQ(a.gather(), g);
+  if (rt().size() == 2) {
+    EXPECT_EQ(a.distribution().bounds(), (std::vector<std::int64_t>{0, 1, 4}));
+  }
+  auto plus = a.map([](const Index<4>& i, std::int32_t v) { return v + static_cast<std::int32_t>(i[3]); });
+  EXPECT_EQ(plus.partition(), a.partition());
+  const auto gp = plus.gather();
+  for (std::size_t k = 0; k < gp.size(); ++k) ASSERT_EQ(gp[k], static_cast<std::int32_t>(k + k % 2));
+}
+
+struct Particle {
+  double x, y;
+  std::int32_t id;
+};
+
+TEST(DistArray, StructElementsMoveIntact) {
+  auto a = DistArray<Particle, 1>::generate(rt(), {50}, [](const Index<1>& i) {
+    return Particle{static_cast<double>(i[0]) * 0.5, -static_cast<double>(i[0]), static_cast<std::int32_t>(i[0])};
+  });
+  a.repartition(Partition::hash(0));
+  a.for_each_local([](const Index<1>& i, const Particle& p) {
+    EXPECT_EQ(p.id, i[0]);
+    EXPECT_EQ(p.x, static_cast<double>(i[0]) * 0.5);
+  });
+  EXPECT_EQ(a.gather().at(49).y, -49.0);
 }
 
 }  // namespace
