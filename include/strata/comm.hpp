@@ -61,6 +61,17 @@ class Comm {
   /// Every rank contributes one buffer; every rank receives all of them, in rank order.
   virtual std::vector<Bytes> allgatherv(std::span<const std::byte> mine) = 0;
 
+  // ---- point-to-point (thread-safe; for executors moving blocks between ranks) ----
+  // These use their own communication context, apart from the collectives, and may
+  // be called from several threads at once.
+
+  /// Starts sending `data` (which must stay alive until wait_sends) to `dest`.
+  virtual void isend(std::span<const std::byte> data, int dest, int tag) = 0;
+  /// Receives exactly data.size() bytes from `src` with `tag`, waiting at most the timeout.
+  virtual void recv(std::span<std::byte> data, int src, int tag, const std::string& what) = 0;
+  /// Completes every send this thread started, waiting at most the timeout.
+  virtual void wait_sends() = 0;
+
   /// True once a wait timed out or MPI failed: the job can no longer make progress
   /// collectively and must be aborted rather than finalised.
   virtual bool broken() const = 0;

@@ -30,6 +30,7 @@
 #include "strata/element.hpp"
 #include "strata/error.hpp"
 #include "strata/index.hpp"
+#include "strata/loop/access.hpp"
 #include "strata/partition.hpp"
 #include "strata/random.hpp"
 #include "strata/runtime.hpp"
@@ -52,7 +53,7 @@ struct Entry {
 };
 
 template <class T, std::size_t N>
-class DistArray {
+class DistArray : public detail::ArrayBase {
   static_assert(N >= 1 && N <= 4, "DistArray supports 1 to 4 dimensions");
   static_assert(std::is_trivially_copyable_v<T>, "DistArray elements must be trivially copyable");
 
@@ -161,6 +162,43 @@ class DistArray {
   const std::vector<IndexSet>& local_box() const { return box_; }
   Runtime& runtime() const { return *rt_; }
 
+  // detail::ArrayBase
+  int rank_of_array() const override { return static_cast<int>(N); }
+  std::vector<std::int64_t> shape_vector() const override { return shape_vector_of(shape_); }
+  bool is_sparse_array() const override { return sparse_; }
+  const Distribution& distribution_of() const override { return dist_; }
+  void repartition_to(const Partition& p) override { repartition(p); }
+  std::size_t element_size() const override { return sizeof(T); }
+  std::span<std::byte> local_bytes() override { return std::as_writable_bytes(local_values()); }
+
+  void travel_begin() override {
+    if (sparse_) throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
+    travel_partition_ = dist_.partition();
+    std::vector<T> full = gather();
+    dense_ = std::move(full);
+    for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
+    recompute_strides();
+  }
+
+  void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override {
+    const std::int64_t row_elems = shape_[0] > 0 ? volume(shape_) / shape_[0] : 0;
+    std::vector<std::pair<std::int64_t, std::vector<T>>> pieces;
+    for (int b : held) {
+      const auto begin = static_cast<std::size_t>(rows[static_cast<std::size_t>(b)] * row_elems);
+      const auto end = static_cast<std::size_t>(rows[static_cast<std::size_t>(b) + 1] * row_elems);
+      pieces.emplace_back(b, std::vector<T>(dense_.begin() + static_cast<std::ptrdiff_t>(begin),
+                                            dense_.begin() + static_cast<std::ptrdiff_t>(end)));
+    }
+    dense_ = {};
+    const Shape<N> shape = shape_;
+    *this = assemble_dense(*rt_, shape, travel_partition_, pieces, [&](std::int64_t b) {
+      std::vector<IndexSet> box;
+      for (auto e : shape) box.push_back(IndexSet::range(0, e));
+      box[0] = IndexSet::range(rows[static_cast<std::size_t>(b)], rows[static_cast<std::size_t>(b) + 1]);
+      return box;
+    });
+  }
+
   // ---- local access ---------------------------------------------------------
 
   /// Whether this rank holds `i` (for sparse arrays: whether it would own it).
@@ -177,26 +215,47 @@ class DistArray {
     return off;
   }
 
-  /// This rank's element at `i`. Throws ShapeError when `i` is out of bounds, held
-  /// by another rank, or (sparse) not stored.
-  T& at(const Index<N>& i) {
-    if (T* v = find(i)) return *v;
-    throw_not_local(i);
+  /// Names the array in messages and `explain` output.
+  DistArray& set_name(std::string name) {
+    rename(std::move(name));
+    return *this;
   }
-  const T& at(const Index<N>& i) const { return const_cast<DistArray*>(this)->at(i); }
+
+  /// This rank's element at `i` (read and possibly written). Throws ShapeError when
+  /// `i` is out of bounds, held by another rank, or (sparse) not stored.
+  T& at(const Index<N>& i, std::source_location where = std::source_location::current()) {
+    return *element(i, where, detail::AccessMode::read_write);
+  }
+  /// Read-only access: loop analysis records a read, never a write.
+  const T& read(const Index<N>& i, std::source_location where = std::source_location::current()) const {
+    return *const_cast<DistArray*>(this)->element(i, where, detail::AccessMode::read);
+  }
+  const T& at(const Index<N>& i, std::source_location where = std::source_location::current()) const {
+    return read(i, where);
+  }
+  /// Write-only access (the old value is not read).
+  void write(const Index<N>& i, const T& v, std::source_location where = std::source_location::current()) {
+    *element(i, where, detail::AccessMode::write) = v;
+  }
 
   template <class... I>
-    requires(sizeof...(I) == N && (std::is_integral_v<I> && ...))
-  T& operator()(I... i) {
-    return at(Index<N>{static_cast<std::int64_t>(i)...});
+    requires(sizeof...(I) == N - 1 && (std::is_integral_v<I> && ...))
+  T& operator()(At first, I... rest) {
+    return *element(Index<N>{first.value, static_cast<std::int64_t>(rest)...}, first.where,
+                    detail::AccessMode::read_write);
   }
-  T& operator[](std::int64_t i)
+  T& operator[](At i)
     requires(N == 1)
   {
-    return at(Index<1>{i});
+    return *element(Index<1>{i.value}, i.where, detail::AccessMode::read_write);
+  }
+  const T& operator[](At i) const
+    requires(N == 1)
+  {
+    return *const_cast<DistArray*>(this)->element(Index<1>{i.value}, i.where, detail::AccessMode::read);
   }
 
-  /// Pointer to this rank's element at `i`, or nullptr.
+  /// Pointer to this rank's element at `i`, or nullptr. Not observed by loop analysis.
   T* find(const Index<N>& i) {
     if (!in_bounds(i, shape_)) return nullptr;
     if (!sparse_) {
@@ -208,18 +267,25 @@ class DistArray {
   }
   const T* find(const Index<N>& i) const { return const_cast<DistArray*>(this)->find(i); }
 
-  /// The elements along the last dimension at leading indices `lead` (dense arrays
-  /// whose last dimension is not partitioned): W.row(u) of a users x K matrix.
+  /// The elements along the last dimension at leading indices (dense arrays whose
+  /// last dimension is not partitioned): W.row(u) of a users x K matrix.
   template <class... I>
-    requires(sizeof...(I) == N - 1 && (std::is_integral_v<I> && ...))
-  std::span<T> row(I... lead) {
-    Index<N> i{static_cast<std::int64_t>(lead)..., 0};
-    if (sparse_) throw ShapeError("row() needs a dense array");
-    if (box_[N - 1].size() != shape_[N - 1])
-      throw ShapeError(fmt::format("row(): the last dimension is partitioned ({})", dist_.describe()));
-    const std::int64_t off = local_offset(i);
-    if (off < 0) throw_not_local(i);
-    return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
+    requires(sizeof...(I) == N - 2 && (std::is_integral_v<I> && ...))
+  std::span<T> row(At first, I... rest) {
+    return row_span(Index<N>{first.value, static_cast<std::int64_t>(rest)..., 0}, first.where,
+                    detail::AccessMode::read_write);
+  }
+  /// Read-only row access.
+  template <class... I>
+    requires(sizeof...(I) == N - 2 && (std::is_integral_v<I> && ...))
+  std::span<const T> read_row(At first, I... rest) const {
+    return const_cast<DistArray*>(this)->row_span(Index<N>{first.value, static_cast<std::int64_t>(rest)..., 0},
+                                                  first.where, detail::AccessMode::read);
+  }
+  template <class... I>
+    requires(sizeof...(I) == N - 2 && (std::is_integral_v<I> && ...))
+  std::span<const T> row(At first, I... rest) const {
+    return read_row(first, rest...);
   }
 
   /// Calls f(index, value&) for every local element: row-major (dense) or key order (sparse).
@@ -383,6 +449,10 @@ class DistArray {
   DistArray(Runtime& rt, const Shape<N>& shape, const Partition& p, bool sparse)
       : rt_(&rt), shape_(shape), dist_(p, shape_vector_of(shape), rt.size()), sparse_(sparse) {
     box_ = dist_.box(rt.rank());
+    recompute_strides();
+  }
+
+  void recompute_strides() {
     std::int64_t stride = 1;
     for (std::size_t d = N; d-- > 0;) {
       strides_[d] = stride;
@@ -391,12 +461,37 @@ class DistArray {
   }
 
   static std::vector<std::int64_t> shape_vector_of(const Shape<N>& s) { return {s.begin(), s.end()}; }
-  std::vector<std::int64_t> shape_vector() const { return shape_vector_of(shape_); }
 
   std::int64_t local_box_volume() const {
     std::int64_t v = 1;
     for (const auto& s : box_) v *= s.size();
     return v;
+  }
+
+  // Every observed element access goes through here.
+  T* element(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
+    T* p = find(i);
+    if (detail::t_observer) [[unlikely]] {
+      void* alt = detail::t_observer->on_access(*this, where, mode, i, false, p, sizeof(T));
+      if (alt) return static_cast<T*>(alt);
+    }
+    if (!p) throw_not_local(i);
+    return p;
+  }
+
+  std::span<T> row_span(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
+    if (sparse_) throw ShapeError("row() needs a dense array");
+    const auto len = static_cast<std::size_t>(shape_[N - 1]);
+    if (box_[N - 1].size() != shape_[N - 1])
+      throw ShapeError(fmt::format("row(): the last dimension is partitioned ({})", dist_.describe()));
+    const std::int64_t off = in_bounds(i, shape_) ? local_offset(i) : -1;
+    T* p = off < 0 ? nullptr : dense_.data() + off;
+    if (detail::t_observer) [[unlikely]] {
+      void* alt = detail::t_observer->on_access(*this, where, mode, i, true, p, len * sizeof(T));
+      if (alt) return {static_cast<T*>(alt), len};
+    }
+    if (!p) throw_not_local(i);
+    return {p, len};
   }
 
   [[noreturn]] void throw_not_local(const Index<N>& i) const {
@@ -590,6 +685,7 @@ class DistArray {
   std::vector<T> dense_;          // dense: local box, row-major
   std::vector<Index<N>> keys_;    // sparse: sorted local keys
   std::vector<T> values_;         // sparse: values parallel to keys_
+  Partition travel_partition_;    // the partition to return to after travel_end
 };
 
 }  // namespace strata

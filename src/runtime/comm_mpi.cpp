@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -55,11 +56,16 @@ class MpiComm final : public Comm {
     // A private communicator keeps Strata's traffic apart from any the user sends.
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &p2p_), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(p2p_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
   ~MpiComm() override {
-    if (!broken_) MPI_Comm_free(&comm_);
+    if (!broken_) {
+      MPI_Comm_free(&p2p_);
+      MPI_Comm_free(&comm_);
+    }
   }
 
   int rank() const override { return rank_; }
@@ -140,6 +146,23 @@ class MpiComm final : public Comm {
     return recv;
   }
 
+  void isend(std::span<const std::byte> data, int dest, int tag) override {
+    std::vector<MPI_Request>& mine = pending_sends();
+    post_chunks_on(p2p_, const_cast<std::byte*>(data.data()), data.size(), dest, tag, true, mine);
+  }
+
+  void recv(std::span<std::byte> data, int src, int tag, const std::string& what) override {
+    std::vector<MPI_Request> reqs;
+    post_chunks_on(p2p_, data.data(), data.size(), src, tag, false, reqs);
+    wait_quietly(reqs, what);
+  }
+
+  void wait_sends() override {
+    std::vector<MPI_Request>& mine = pending_sends();
+    wait_quietly(mine, "completion of block sends");
+    mine.clear();
+  }
+
   std::vector<Bytes> allgatherv(std::span<const std::byte> mine) override {
     std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_));
     std::uint64_t my_size = mine.size();
@@ -169,17 +192,52 @@ class MpiComm final : public Comm {
   }
 
  private:
+  // The calling thread's outstanding point-to-point sends.
+  std::vector<MPI_Request>& pending_sends() {
+    thread_local std::vector<MPI_Request> sends;
+    return sends;
+  }
+
+  // A timed wait that touches no shared state, so several threads may use it at once.
+  void wait_quietly(std::vector<MPI_Request>& reqs, const std::string& what) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto deadline = start + std::chrono::duration<double>(timeout_);
+    for (long iter = 0;; ++iter) {
+      int done = 0;
+      const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+      if (rc != MPI_SUCCESS) {
+        broken_ = true;
+        throw CommError(what, rank_, "MPI_Testall failed");
+      }
+      if (done) return;
+      if (iter < 2000) continue;
+      const auto now = clock::now();
+      if (now > deadline) {
+        broken_ = true;
+        throw TimeoutError(what, rank_, timeout_);
+      }
+      if (now - start < std::chrono::milliseconds(5)) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
   void post_chunks(std::byte* data, std::size_t n, int peer, int tag, bool is_send,
                    std::vector<MPI_Request>& reqs) {
+    post_chunks_on(comm_, data, n, peer, tag, is_send, reqs);
+  }
+
+  void post_chunks_on(MPI_Comm comm, std::byte* data, std::size_t n, int peer, int tag, bool is_send,
+                      std::vector<MPI_Request>& reqs) {
     std::size_t off = 0;
     do {
       const std::size_t len = std::min(kChunk, n - off);
       MPI_Request req;
       if (is_send)
-        check(MPI_Isend(data + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &req),
+        check(MPI_Isend(data + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm, &req),
               fmt::format("send to rank {}", peer));
       else
-        check(MPI_Irecv(data + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &req),
+        check(MPI_Irecv(data + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm, &req),
               fmt::format("receive from rank {}", peer));
       reqs.push_back(req);
       off += len;
@@ -220,9 +278,10 @@ class MpiComm final : public Comm {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm p2p_ = MPI_COMM_NULL;  // executors' block transfers
   int rank_ = 0, size_ = 1;
   double timeout_;
-  bool broken_ = false;
+  std::atomic<bool> broken_{false};
 };
 
 }  // namespace

@@ -29,6 +29,13 @@ class SelfComm final : public Comm {
     ++stats_.collectives;
     return {Bytes(mine.begin(), mine.end())};
   }
+  void isend(std::span<const std::byte>, int, int) override {
+    throw InternalError("isend on a one-rank job: there is no other rank");
+  }
+  void recv(std::span<std::byte>, int, int, const std::string&) override {
+    throw InternalError("recv on a one-rank job: there is no other rank");
+  }
+  void wait_sends() override {}
   bool broken() const override { return false; }
   void abort(int) override {}
 

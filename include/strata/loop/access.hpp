@@ -1,0 +1,111 @@
+// How a running loop sees array accesses.
+//
+// Loop bodies access DistArrays through ordinary accessors (W.row(i), A(i, j),
+// v[k], at(index)). Each accessor remembers its call site (std::source_location, via
+// the At argument type) and, while a loop analysis or a checked execution is active
+// on the calling thread, reports the access to that thread's AccessObserver. Outside
+// such phases the cost is one thread-local load and a predictable branch.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strata/partition.hpp"
+
+namespace strata {
+
+/// A subscript argument that remembers where in the user's code it was written; it
+/// converts implicitly from any integer, so `W.row(u)` just works.
+struct At {
+  std::int64_t value;
+  std::source_location where;
+  template <std::integral I>
+  At(I v, std::source_location w = std::source_location::current())  // NOLINT: implicit by design
+      : value(static_cast<std::int64_t>(v)), where(w) {}
+};
+
+namespace detail {
+
+enum class AccessMode : std::uint8_t { read, write, read_write };
+
+/// The type-erased face of a DistArray that loop machinery needs.
+class ArrayBase {
+ public:
+  virtual ~ArrayBase() { withdraw(); }
+  /// Identity of the array within the job: arrays are created in the same order on
+  /// every rank (SPMD), so ids agree across ranks.
+  std::uint64_t array_id() const { return id_; }
+  const std::string& name() const { return name_; }
+  virtual int rank_of_array() const = 0;  // number of dimensions
+  virtual std::vector<std::int64_t> shape_vector() const = 0;
+  virtual bool is_sparse_array() const = 0;
+  virtual const Distribution& distribution_of() const = 0;
+  virtual void repartition_to(const Partition& p) = 0;
+  virtual std::size_t element_size() const = 0;
+  /// The local values as bytes (dense: box order; sparse: key order).
+  virtual std::span<std::byte> local_bytes() = 0;
+  /// Collective, dense arrays: every rank's storage becomes the whole array (gathered),
+  /// so blocks of rows along dimension 0 can travel between ranks during a loop.
+  virtual void travel_begin() = 0;
+  /// Collective: back to the partition held before travel_begin. Rows [rows[b],
+  /// rows[b+1]) of each block b in `held` are this rank's final version.
+  virtual void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) = 0;
+
+ /// The live array with this id on this rank, or nullptr.
+  static ArrayBase* find_array(std::uint64_t id);
+  /// Bumped by every change of the array's structure (partition, keys, shape).
+  std::uint64_t structure_version() const { return version_; }
+
+ protected:
+  ArrayBase() : id_(next_id()) { enroll(); }
+  ArrayBase(const ArrayBase& o) : id_(next_id()), name_(o.name_) { enroll(); }
+  ArrayBase(ArrayBase&& o) noexcept : id_(o.id_), name_(std::move(o.name_)), version_(o.version_) {
+    o.id_ = 0;
+    enroll();
+  }
+  ArrayBase& operator=(const ArrayBase& o) {
+    name_ = o.name_;
+    ++version_;
+    return *this;
+  }
+  // Assigning a new value keeps this array's identity (a plan cached for `W` stays
+  // keyed to W after `W = other`; its structure version changes).
+  ArrayBase& operator=(ArrayBase&& o) noexcept {
+    if (!o.name_.empty()) name_ = std::move(o.name_);
+    ++version_;
+    return *this;
+  }
+  void rename(std::string n) { name_ = std::move(n); }
+  void touch_structure() { ++version_; }
+
+ private:
+  static std::uint64_t next_id();
+  void enroll();
+  void withdraw();
+  std::uint64_t id_;
+  std::string name_;
+  std::uint64_t version_ = 0;
+};
+
+/// Receives the accesses of the loop running on this thread.
+class AccessObserver {
+ public:
+  virtual ~AccessObserver() = default;
+  /// `index` holds all N subscripts (the last is 0 for a row access, whole_last set).
+  /// `real` points at the local element or row (nullptr when not local), `bytes` is
+  /// its size. Returns the memory the accessor should hand out instead (scratch
+  /// during analysis), or nullptr to use `real`.
+  virtual void* on_access(ArrayBase& array, const std::source_location& where, AccessMode mode,
+                          std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) = 0;
+};
+
+/// The observer of the loop running on this thread, if any.
+inline thread_local AccessObserver* t_observer = nullptr;
+
+}  // namespace detail
+}  // namespace strata

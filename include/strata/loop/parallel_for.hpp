@@ -1,0 +1,296 @@
+// parallel_for: runs a serial loop body over a DistArray's iteration space on all
+// workers (ranks x threads) while keeping every dependence the body creates through
+// DistArray accesses: the parallel run equals some serial order of the iterations
+// (the lexicographic one for dependent iterations when `ordered`).
+//
+//   strata::parallel_for(R, [&](const strata::Index<2>& ij, float& r) {
+//     auto w = W.row(ij[0]);
+//     auto h = H.row(ij[1]);
+//     ...                                   // the serial loop's body, unchanged
+//   });
+//
+// The first call at a loop site runs a reconnaissance pass (the body over this rank's
+// iterations with accesses recorded and writes undone), fits subscripts, derives
+// dependence vectors, chooses a strategy and lays arrays out for it; later calls reuse
+// the plan while the iteration space and arrays keep their structure.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/dist_array.hpp"
+#include "strata/loop/accumulator.hpp"
+#include "strata/loop/checked.hpp"
+#include "strata/loop/plan.hpp"
+#include "strata/loop/recorder.hpp"
+#include "strata/loop/schedule.hpp"
+#include "strata/loop/worker.hpp"
+
+namespace strata {
+
+namespace loop::detail {
+
+/// Installs an observer on the calling thread for a scope.
+class ObserverScope {
+ public:
+  ObserverScope(strata::detail::AccessObserver* o, bool recording) {
+    strata::detail::t_observer = o;
+    strata::detail::t_recording = recording;
+  }
+  ~ObserverScope() {
+    strata::detail::t_observer = nullptr;
+    strata::detail::t_recording = false;
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t);
+
+/// Index of local iteration `pos` of the space.
+template <class Elem, std::size_t M>
+Index<M> index_at(const DistArray<Elem, M>& space, std::int64_t pos) {
+  if (space.is_sparse()) return space.local_keys()[static_cast<std::size_t>(pos)];
+  const auto& box = space.local_box();
+  Index<M> i{};
+  for (std::size_t d = M; d-- > 0;) {
+    i[d] = box[d].global(pos % box[d].size());
+    pos /= box[d].size();
+  }
+  return i;
+}
+
+/// Runs the body over every local iteration once with accesses recorded.
+template <class Elem, std::size_t M, class Body>
+Recorder reconnoitre(DistArray<Elem, M>& space, Body& body, bool record_elements) {
+  Recorder rec(static_cast<int>(M), record_elements);
+  rec.protect(space);
+  auto values = space.local_values();
+  const auto n = static_cast<std::int64_t>(values.size());
+  {
+    ObserverScope scope(&rec, true);
+    for (std::int64_t pos = 0; pos < n; ++pos) {
+      const Index<M> i = index_at(space, pos);
+      rec.begin_iteration(i, pos);
+      body(i, values[static_cast<std::size_t>(pos)]);
+    }
+  }
+  rec.restore();
+  return rec;
+}
+
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
+bool plan_still_valid(const Plan& plan, Runtime& rt, std::uint64_t space_version);
+void remember_versions(Plan& plan);
+void lay_out(Runtime& rt, Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
+             const std::vector<std::vector<std::int64_t>>& histograms, const LoopOptions& options);
+void print_plan(Runtime& rt, const Plan& plan);
+
+}  // namespace loop::detail
+
+/// Builds (or fetches from the cache) the plan of the loop at `where`. Collective.
+template <class Elem, std::size_t M, class Body>
+loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& options = {},
+                      std::source_location where = std::source_location::current()) {
+  Runtime& rt = space.runtime();
+  const std::string key = loop::detail::loop_key(where, space.array_id(), options);
+  auto& cache = loop::PlanCache::instance();
+  if (loop::Plan* p = cache.find(key); p && loop::detail::plan_still_valid(*p, rt, space.structure_version()))
+    return *p;
+
+  auto plan = std::make_unique<loop::Plan>();
+  plan->loop_site = fmt::format("{}:{}", where.file_name(), where.line());
+  plan->iter_dims = static_cast<int>(M);
+  plan->ordered = options.ordered;
+  plan->ranks = rt.size();
+  plan->threads = rt.threads();
+  plan->workers = rt.size() * rt.threads();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  loop::Recorder rec = loop::detail::reconnoitre(space, body, false);
+  plan->recon_accesses = rt.comm().allreduce(rec.accesses(), ReduceOp::sum);
+  plan->recon_seconds = rt.comm().allreduce(loop::detail::seconds_since(t0), ReduceOp::max);
+
+  const auto t1 = std::chrono::steady_clock::now();
+  plan->sites = loop::merge_sites(rt, rec.sites());
+  std::vector<std::int64_t> extents(space.shape().begin(), space.shape().end());
+  std::vector<std::vector<std::int64_t>> histograms;
+  for (std::size_t d = 0; d < M; ++d) histograms.push_back(space.histogram(static_cast<int>(d)));
+  loop::analyse(rt, *plan, extents, histograms, options);
+  loop::detail::lay_out(rt, *plan, space, extents, histograms, options);
+
+  // Work lists: this rank's iterations, per thread and step, in key order.
+  using analysis::Strategy;
+  const int T = rt.threads(), r = rt.rank();
+  const auto n = space.local_nnz();
+  const auto strategy = plan->choice.strategy;
+  const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed) ? plan->schedule.blocks : 1;
+  plan->work.assign(static_cast<std::size_t>(T), std::vector<std::vector<std::uint32_t>>(static_cast<std::size_t>(steps)));
+  auto part_of = [](const std::vector<std::int64_t>& bounds, std::int64_t v) {
+    return static_cast<int>(std::upper_bound(bounds.begin() + 1, bounds.end() - 1, v) - bounds.begin()) - 1;
+  };
+  std::vector<std::int32_t> group_thread;
+  if (strategy == Strategy::groups) {
+    loop::Recorder elements = loop::detail::reconnoitre(space, body, true);
+    group_thread = loop::group_threads(*plan, n, elements.elements());
+  }
+  const int s = plan->choice.space_dim, t = plan->choice.time_dim;
+  const auto& skew = plan->choice.skew;
+  for (std::int64_t pos = 0; pos < n; ++pos) {
+    const Index<M> i = loop::detail::index_at(space, pos);
+    int thread = 0, step = 0;
+    switch (strategy) {
+      case Strategy::serial: break;
+      case Strategy::data_parallel:
+      case Strategy::one_d: thread = part_of(plan->space_bounds, i[static_cast<std::size_t>(s)]) - r * T; break;
+      case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
+      case Strategy::two_d:
+      case Strategy::two_d_skewed: {
+        std::int64_t a = i[static_cast<std::size_t>(s)], b = i[static_cast<std::size_t>(t)];
+        if (strategy == Strategy::two_d_skewed) {
+          const std::int64_t a2 = skew[0][0] * a + skew[0][1] * b, b2 = skew[1][0] * a + skew[1][1] * b;
+          a = a2, b = b2;
+        }
+        const int w = part_of(plan->space_bounds, a);
+        thread = w - r * T;
+        const int block = part_of(plan->time_bounds, b);
+        const auto& order = plan->schedule.order[static_cast<std::size_t>(w)];
+        step = static_cast<int>(std::find(order.begin(), order.end(), block) - order.begin());
+        break;
+      }
+    }
+    STRATA_CHECK(thread >= 0 && thread < T, "an iteration was assigned to another rank's worker");
+    plan->work[static_cast<std::size_t>(thread)][static_cast<std::size_t>(step)].push_back(
+        static_cast<std::uint32_t>(pos));
+  }
+  if (strategy != Strategy::groups) {
+    std::int64_t most = 0;
+    for (const auto& w : plan->work) {
+      std::int64_t c = 0;
+      for (const auto& st : w) c += static_cast<std::int64_t>(st.size());
+      most = std::max(most, c);
+    }
+    most = rt.comm().allreduce(most, ReduceOp::max);
+    const double mean = static_cast<double>(space.nnz()) / plan->workers;
+    plan->imbalance = mean > 0 ? static_cast<double>(most) / mean : 1.0;
+  }
+  plan->plan_seconds = rt.comm().allreduce(loop::detail::seconds_since(t1), ReduceOp::max);
+  plan->space_version = space.structure_version();
+  loop::detail::remember_versions(*plan);
+  if (options.explain) loop::detail::print_plan(rt, *plan);
+  return cache.store(key, std::move(plan));
+}
+
+/// Runs `body(index, value&)` for every element of `space` in parallel. Collective.
+template <class Elem, std::size_t M, class Body>
+void parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& options = {},
+                  std::source_location where = std::source_location::current()) {
+  Runtime& rt = space.runtime();
+  loop::Plan& plan = plan_loop(space, body, options, where);
+  using analysis::Strategy;
+  auto values = space.local_values();
+  auto run_positions = [&](const std::vector<std::uint32_t>& positions) {
+    for (const std::uint32_t pos : positions) body(loop::detail::index_at(space, pos), values[pos]);
+  };
+  const int T = rt.threads(), r = rt.rank();
+  const auto strategy = plan.choice.strategy;
+  const bool two_d = strategy == Strategy::two_d || strategy == Strategy::two_d_skewed;
+
+  // Checked mode: each thread verifies its accesses against its partition.
+  std::vector<std::unique_ptr<loop::CheckedObserver>> checkers;
+  if (options.checked)
+    for (int th = 0; th < T; ++th) checkers.push_back(std::make_unique<loop::CheckedObserver>(plan));
+  auto bounds_of = [&](int thread, int block) {
+    if (!options.checked) return;
+    const int w = r * T + thread;
+    auto& c = *checkers[static_cast<std::size_t>(thread)];
+    const std::int64_t lo = plan.space_bounds.empty() ? 0 : plan.space_bounds[static_cast<std::size_t>(w)];
+    const std::int64_t hi = plan.space_bounds.empty() ? 0 : plan.space_bounds[static_cast<std::size_t>(w) + 1];
+    std::int64_t tlo = 0, thi = 0;
+    if (block >= 0 && !plan.time_bounds.empty())
+      tlo = plan.time_bounds[static_cast<std::size_t>(block)], thi = plan.time_bounds[static_cast<std::size_t>(block) + 1];
+    c.set_bounds(lo, hi, tlo, thi);
+  };
+
+  if (!two_d) {
+    rt.pool().run([&](int th) {
+      strata::detail::t_worker = th;
+      bounds_of(th, -1);
+      loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
+      run_positions(plan.work[static_cast<std::size_t>(th)][0]);
+      strata::detail::t_worker = 0;
+    });
+    rt.comm().barrier();
+    loop::detail::remember_versions(plan);
+    return;
+  }
+
+  // 2-D: arrays that follow the time dimension travel between ranks with the blocks.
+  std::vector<strata::detail::ArrayBase*> travelling;
+  std::vector<loop::TravellingArray> rows;
+  if (rt.size() > 1)
+    for (const auto& role : plan.roles)
+      if (role.placement == loop::Placement::travelling) {
+        auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+        a->travel_begin();
+        travelling.push_back(a);
+        const auto shape = a->shape_vector();
+        const auto bytes = a->local_bytes();
+        rows.push_back({bytes, shape[0] > 0 ? static_cast<std::int64_t>(bytes.size()) / shape[0] : 0, plan.time_bounds});
+      }
+  loop::run_schedule(rt, plan.schedule, rows, [&](int th, int step, int block) {
+    bounds_of(th, block);
+    loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
+    run_positions(plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)]);
+  });
+  if (!travelling.empty()) {
+    std::vector<int> held;
+    for (int b = 0; b < plan.schedule.blocks; ++b)
+      if (plan.schedule.users[static_cast<std::size_t>(b)].back() / T == r) held.push_back(b);
+    for (auto* a : travelling) a->travel_end(plan.time_bounds, held);
+  }
+  rt.comm().barrier();
+  loop::detail::remember_versions(plan);
+}
+
+/// The serial order the last run of a plan is equivalent to: every iteration's index,
+/// gathered from all ranks (collective). Replaying the body in this order on one
+/// thread reproduces the parallel result bit for bit.
+template <class Elem, std::size_t M>
+std::vector<Index<M>> equivalent_order(const DistArray<Elem, M>& space, const loop::Plan& plan) {
+  struct Item {
+    std::int64_t step, worker, seq;
+    Index<M> index;
+  };
+  std::vector<Item> mine;
+  const int T = plan.threads, r = space.runtime().rank();
+  for (int th = 0; th < T; ++th) {
+    std::int64_t seq = 0;
+    const auto& steps = plan.work[static_cast<std::size_t>(th)];
+    for (std::size_t st = 0; st < steps.size(); ++st)
+      for (const auto pos : steps[st])
+        mine.push_back({static_cast<std::int64_t>(st), r * T + th, seq++, loop::detail::index_at(space, pos)});
+  }
+  // Steps are positions in each worker's order; with 2-D plans all workers advance
+  // through the same number of steps, so (step, worker, seq) is a valid serial order.
+  Bytes buf;
+  strata::detail::append_span<Item>(buf, mine);
+  std::vector<Item> all;
+  for (const auto& part : space.runtime().comm().allgatherv(buf)) {
+    const auto v = strata::detail::as_vector<Item>(part);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  std::sort(all.begin(), all.end(), [](const Item& a, const Item& b) {
+    return std::tie(a.step, a.worker, a.seq) < std::tie(b.step, b.worker, b.seq);
+  });
+  std::vector<Index<M>> out;
+  for (const auto& it : all) out.push_back(it.index);
+  return out;
+}
+
+}  // namespace strata

@@ -1,0 +1,121 @@
+// A loop plan: what the analysis found and how the loop is laid out on workers.
+// Plans are built once per loop site and reused while the iteration space and the
+// arrays keep their structure (see PlanCache).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "strata/analysis/dependence.hpp"
+#include "strata/analysis/strategy.hpp"
+#include "strata/loop/access.hpp"
+#include "strata/loop/recorder.hpp"
+#include "strata/loop/schedule.hpp"
+
+namespace strata {
+
+/// How parallel_for runs a loop.
+struct LoopOptions {
+  /// Dependent iterations keep their lexicographic order (default: any serial order).
+  bool ordered = false;
+  /// Force a strategy (serial, 1d, 2d, 2d-skewed, groups); it must be legal.
+  std::optional<analysis::Strategy> strategy;
+  /// Print the plan (rank 0) when it is built.
+  bool explain = false;
+  /// Verify every access during execution against the plan.
+  bool checked = false;
+  /// Time blocks per worker in 2-D rotation (>= 2 lets transfers overlap compute).
+  int blocks_per_worker = 2;
+  /// For tests of checked mode only: run a forced strategy even if it is illegal.
+  bool skip_legality_check = false;
+};
+
+namespace loop {
+
+/// One static access site as the planner sees it (merged over ranks).
+struct SiteSummary {
+  std::uint64_t array_id = 0;
+  std::string array_name;
+  std::string site;
+  detail::AccessMode mode = detail::AccessMode::read;
+  std::vector<analysis::Subscript> subs;
+  std::int64_t count = 0;
+};
+
+/// How an array is placed while the loop runs.
+enum class Placement { local, aligned, travelling };
+
+struct ArrayRole {
+  std::uint64_t array_id = 0;
+  std::string name;
+  Placement placement = Placement::local;
+  int array_dim = -1;  ///< aligned / travelling: the array dimension that follows the plan
+  bool written = false;
+};
+
+struct Plan {
+  std::string loop_site;
+  int iter_dims = 0;
+  bool ordered = false;
+  std::vector<SiteSummary> sites;
+  std::vector<analysis::Reference> refs;
+  std::vector<analysis::DependenceVector> vectors;
+  bool irregular = false;
+  analysis::StrategyChoice choice;
+  std::vector<ArrayRole> roles;
+
+  int ranks = 1, threads = 1, workers = 1;
+  std::vector<std::int64_t> space_bounds;  ///< workers+1 bounds along the space dimension
+  std::vector<std::int64_t> time_bounds;   ///< blocks+1 bounds along the time dimension
+  BlockSchedule schedule;                  ///< 2-D strategies
+  /// This rank's work: per thread, per step, positions of local iterations in key order.
+  std::vector<std::vector<std::vector<std::uint32_t>>> work;
+  std::int64_t groups = 0;
+  double imbalance = 1.0;       ///< slowest worker's iterations / mean
+  std::int64_t bytes_per_pass = 0;  ///< bytes of travelling rows moved between ranks per pass
+
+  double recon_seconds = 0, plan_seconds = 0;
+  std::int64_t recon_accesses = 0;
+  std::uint64_t space_version = 0;
+  struct ArrayState {
+    std::uint64_t id;
+    std::vector<std::int64_t> shape;
+    std::uint64_t version;
+  };
+  std::vector<ArrayState> arrays;  ///< every array the loop touches, as last seen
+
+  /// Human-readable: sites and fitted subscripts, dependence vectors, the strategy and
+  /// why stronger ones were rejected, the partition grid, imbalance, traffic, costs.
+  std::string explain() const;
+};
+
+/// Per-process cache of plans keyed by loop site.
+class PlanCache {
+ public:
+  static PlanCache& instance();
+  Plan* find(const std::string& key);
+  Plan& store(const std::string& key, std::unique_ptr<Plan> plan);
+  void clear() { plans_.clear(); }
+
+ private:
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+};
+
+/// Merges the reconnaissance records of all ranks (collective) into site summaries.
+std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local);
+
+/// Runs the analysis on merged sites: references, vectors, strategy, array roles.
+void analyse(Runtime& rt, Plan& plan, const std::vector<std::int64_t>& space_extents,
+             const std::vector<std::vector<std::int64_t>>& histograms, const LoopOptions& options);
+
+/// The exact conflict groups of this rank's iterations, packed onto its threads.
+std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
+                                        const std::vector<analysis::ElementAccess>& accesses);
+
+}  // namespace loop
+}  // namespace strata

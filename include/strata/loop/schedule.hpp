@@ -1,0 +1,49 @@
+// Block schedules of 2-D plans and the runner that executes them on a rank's threads.
+//
+// The iteration space is cut into W space parts (one per worker: ranks x threads)
+// and B time blocks. Worker w runs the blocks of its space part in order[w]; time
+// block b is used by the workers in users[b], one after another, because they all
+// touch the same rows of the arrays that follow the time dimension. A worker starts
+// block b once b's previous user has released it: by an atomic counter when that
+// user is a thread of the same rank, by receiving the block's rows over MPI when it
+// is on another rank. No global barrier is needed inside the loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "strata/runtime.hpp"
+
+namespace strata::loop {
+
+struct BlockSchedule {
+  int workers = 1;
+  int blocks = 1;
+  std::vector<std::vector<int>> order;  ///< per worker: time blocks in processing order
+  std::vector<std::vector<int>> users;  ///< per block: workers in use order
+
+  /// Unordered rotation: worker w starts at block k*w (k = blocks / workers) and
+  /// walks forward cyclically, so every worker has k blocks of slack before it needs
+  /// the next one from its neighbour (transfers overlap computation).
+  static BlockSchedule rotation(int workers, int blocks_per_worker);
+  /// Ordered wavefront: every worker runs blocks 0..B-1 in order; block b goes from
+  /// worker 0 to worker W-1. Worker w waits only on worker w-1.
+  static BlockSchedule wavefront(int workers, int blocks);
+};
+
+/// Rows (along dimension 0) of arrays that travel with the time blocks between ranks.
+struct TravellingArray {
+  std::span<std::byte> storage;          ///< full-extent local storage
+  std::int64_t row_bytes = 0;            ///< bytes per index along dimension 0
+  std::vector<std::int64_t> block_rows;  ///< B+1 row boundaries of the time blocks
+};
+
+/// Runs the schedule on this rank: thread t of rank r is worker r*T + t and calls
+/// run_block(t, step, block) for each of its blocks. Rows of `travelling` arrays are
+/// received before and sent after each block whose neighbour user is on another rank.
+void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
+                  const std::function<void(int thread, int step, int block)>& run_block);
+
+}  // namespace strata::loop

@@ -1,0 +1,72 @@
+#include "strata/analysis/subscript.hpp"
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+
+namespace strata::analysis {
+
+std::string iteration_dim_name(int k, std::span<const std::string> names) {
+  if (k >= 0 && static_cast<std::size_t>(k) < names.size() &&
+      !names[static_cast<std::size_t>(k)].empty())
+    return names[static_cast<std::size_t>(k)];
+  static constexpr const char* kDefault[] = {"i", "j", "k", "l", "m", "n"};
+  if (k >= 0 && k < 6) return kDefault[k];
+  return fmt::format("p{}", k);
+}
+
+std::string Subscript::describe(std::span<const std::string> names) const {
+  switch (kind) {
+    case Kind::affine: {
+      const std::string dim = iteration_dim_name(iter_dim, names);
+      if (offset == 0) return dim;
+      return offset > 0 ? fmt::format("{}+{}", dim, offset) : fmt::format("{}{}", dim, offset);
+    }
+    case Kind::constant:
+      return fmt::to_string(offset);
+    case Kind::whole:
+      return ":";
+    case Kind::irregular:
+      return "?";
+    case Kind::unseen:
+      return "unseen";
+  }
+  return "?";
+}
+
+SubscriptFitter::SubscriptFitter(int iter_dims) {
+  if (iter_dims < 0)
+    throw ShapeError(fmt::format("SubscriptFitter: negative iteration rank {}", iter_dims));
+  dims_.resize(static_cast<std::size_t>(iter_dims));
+}
+
+void SubscriptFitter::observe(std::span<const std::int64_t> p, std::int64_t subscript) {
+  if (p.size() != dims_.size())
+    throw ShapeError(
+        fmt::format("SubscriptFitter: iteration index has {} coordinates, the loop has {}",
+                    p.size(), dims_.size()));
+  if (points_ == 0) {
+    value_ = subscript;
+    for (std::size_t k = 0; k < dims_.size(); ++k) dims_[k] = {subscript - p[k], true};
+  } else {
+    constant_ = constant_ && subscript == value_;
+    for (std::size_t k = 0; k < dims_.size(); ++k) {
+      PerDim& d = dims_[k];
+      d.fits = d.fits && subscript - p[k] == d.offset;
+    }
+  }
+  ++points_;
+}
+
+Subscript SubscriptFitter::result() const {
+  if (whole_) return Subscript::whole();
+  if (points_ == 0) return {};
+  // Fitting k with p[k] varying rules out "constant", and fitting k with p[k] fixed
+  // implies "constant", so the first fitting k is the preferred form either way.
+  for (std::size_t k = 0; k < dims_.size(); ++k)
+    if (dims_[k].fits) return Subscript::affine(static_cast<int>(k), dims_[k].offset);
+  if (constant_) return Subscript::constant(value_);
+  return Subscript::irregular();
+}
+
+}  // namespace strata::analysis

@@ -1,0 +1,42 @@
+// The per-process registry of live arrays: loop planning finds every array a loop
+// touches by id, even on a rank whose own iterations never touched it.
+#include <mutex>
+#include <unordered_map>
+
+#include "strata/loop/access.hpp"
+
+namespace strata::detail {
+namespace {
+std::mutex g_mu;
+std::unordered_map<std::uint64_t, ArrayBase*>& registry() {
+  static std::unordered_map<std::uint64_t, ArrayBase*> r;
+  return r;
+}
+}  // namespace
+
+std::uint64_t ArrayBase::next_id() {
+  static std::uint64_t counter = 0;
+  std::lock_guard lock(g_mu);
+  return ++counter;
+}
+
+void ArrayBase::enroll() {
+  if (id_ == 0) return;
+  std::lock_guard lock(g_mu);
+  registry()[id_] = this;
+}
+
+void ArrayBase::withdraw() {
+  if (id_ == 0) return;
+  std::lock_guard lock(g_mu);
+  auto it = registry().find(id_);
+  if (it != registry().end() && it->second == this) registry().erase(it);
+}
+
+ArrayBase* ArrayBase::find_array(std::uint64_t id) {
+  std::lock_guard lock(g_mu);
+  auto it = registry().find(id);
+  return it == registry().end() ? nullptr : it->second;
+}
+
+}  // namespace strata::detail

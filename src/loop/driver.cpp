@@ -1,0 +1,152 @@
+// The non-template parts of parallel_for: cache keys and validity, laying arrays
+// out for a strategy, printing plans.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+#include "strata/loop/parallel_for.hpp"
+
+namespace strata::loop::detail {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
+  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
+                     o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
+                     o.skip_legality_check);
+}
+
+bool plan_still_valid(const Plan& plan, Runtime& rt, std::uint64_t space_version) {
+  if (plan.ranks != rt.size() || plan.threads != rt.threads() || plan.space_version != space_version) return false;
+  for (const auto& a : plan.arrays) {
+    auto* array = strata::detail::ArrayBase::find_array(a.id);
+    if (!array || array->shape_vector() != a.shape || array->structure_version() != a.version) return false;
+  }
+  return true;
+}
+
+void remember_versions(Plan& plan) {
+  plan.arrays.clear();
+  for (const auto& r : plan.roles)
+    if (auto* a = strata::detail::ArrayBase::find_array(r.array_id))
+      plan.arrays.push_back({r.array_id, a->shape_vector(), a->structure_version()});
+}
+
+void print_plan(Runtime& rt, const Plan& plan) {
+  if (rt.rank() == 0) std::fputs(plan.explain().c_str(), stdout), std::fflush(stdout);
+}
+
+namespace {
+
+std::vector<std::int64_t> rank_bounds_of(const std::vector<std::int64_t>& worker_bounds, int ranks, int threads) {
+  std::vector<std::int64_t> b;
+  for (int r = 0; r <= ranks; ++r) b.push_back(worker_bounds[static_cast<std::size_t>(r * threads)]);
+  return b;
+}
+
+}  // namespace
+
+void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
+             const std::vector<std::vector<std::int64_t>>& histograms, const LoopOptions& options) {
+  using analysis::Strategy;
+  const int W = plan.workers, T = plan.threads, P = plan.ranks;
+  const auto& c = plan.choice;
+  const int k = std::max(1, options.blocks_per_worker);
+  const auto s = static_cast<std::size_t>(std::max(0, c.space_dim));
+  const auto t = static_cast<std::size_t>(std::max(0, c.time_dim));
+  auto single_rank_only = [&](const char* what) {
+    if (P > 1)
+      throw OptionError(fmt::format("loop at {}: the {} strategy runs on one rank so far; this job has {} ranks "
+                                    "(run it with one rank, or change the loop so a 1D or 2D plan applies)",
+                                    plan.loop_site, what, P));
+  };
+  switch (c.strategy) {
+    case Strategy::serial: single_rank_only("serial"); break;
+    case Strategy::groups: single_rank_only("task-group"); break;
+    case Strategy::data_parallel:
+    case Strategy::one_d: plan.space_bounds = balanced_bounds(histograms[s], W); break;
+    case Strategy::two_d:
+      plan.space_bounds = balanced_bounds(histograms[s], W);
+      plan.time_bounds = balanced_bounds(histograms[t], W * k);
+      plan.schedule = plan.ordered ? BlockSchedule::wavefront(W, W * k) : BlockSchedule::rotation(W, k);
+      break;
+    case Strategy::two_d_skewed: {
+      single_rank_only("skewed 2D");
+      // Bounds over the transformed coordinates a = T0 . (p_s, p_t), b = T1 . (p_s, p_t).
+      const auto& m = c.skew;
+      auto corner = [&](int row, std::int64_t ps, std::int64_t pt) { return m[row][0] * ps + m[row][1] * pt; };
+      std::int64_t lo[2], hi[2];
+      for (int row = 0; row < 2; ++row) {
+        const std::int64_t xs[] = {corner(row, 0, 0), corner(row, extents[s] - 1, 0), corner(row, 0, extents[t] - 1),
+                                   corner(row, extents[s] - 1, extents[t] - 1)};
+        lo[row] = *std::min_element(xs, xs + 4);
+        hi[row] = *std::max_element(xs, xs + 4);
+      }
+      // Histograms in transformed coordinates need the iterations; an even split
+      // of the transformed ranges is used (balanced per diagonal on average).
+      auto even = [](std::int64_t a, std::int64_t b, int parts) {
+        std::vector<std::int64_t> v;
+        for (int q = 0; q <= parts; ++q) v.push_back(a + (b - a) * q / parts);
+        return v;
+      };
+      plan.space_bounds = even(lo[0], hi[0] + 1, W);
+      plan.time_bounds = even(lo[1], hi[1] + 1, W * k);
+      plan.schedule = BlockSchedule::wavefront(W, W * k);
+      break;
+    }
+  }
+  if (P == 1 || !(c.strategy == Strategy::one_d || c.strategy == Strategy::two_d ||
+                  c.strategy == Strategy::data_parallel))
+    return;
+
+  // Across ranks: co-partition the iteration space and the arrays that follow it.
+  const auto rank_bounds = rank_bounds_of(plan.space_bounds, P, T);
+  space.repartition_to(Partition::range(c.space_dim, rank_bounds));
+  for (auto& role : plan.roles) {
+    auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+    if (!a || a == &space) continue;
+    const auto shape = a->shape_vector();
+    switch (role.placement) {
+      case Placement::aligned:
+        if (shape[static_cast<std::size_t>(role.array_dim)] != extents[s])
+          throw ShapeError(fmt::format("loop at {}: array {} follows iteration dimension {} but its dimension {} has "
+                                       "extent {}, not {}",
+                                       plan.loop_site, role.name, c.space_dim, role.array_dim,
+                                       shape[static_cast<std::size_t>(role.array_dim)], extents[s]));
+        a->repartition_to(Partition::range(role.array_dim, rank_bounds));
+        break;
+      case Placement::travelling: {
+        if (role.array_dim != 0 || a->is_sparse_array())
+          throw OptionError(fmt::format("loop at {}: array {} must travel with the time blocks, which needs a dense "
+                                        "array indexed by the time dimension in its first dimension",
+                                        plan.loop_site, role.name));
+        const std::int64_t row_bytes =
+            shape[0] > 0 ? static_cast<std::int64_t>(a->element_size()) * [&] {
+              std::int64_t v = 1;
+              for (std::size_t d = 1; d < shape.size(); ++d) v *= shape[d];
+              return v;
+            }() : 0;
+        for (int b = 0; b < plan.schedule.blocks; ++b) {
+          const auto& users = plan.schedule.users[static_cast<std::size_t>(b)];
+          for (std::size_t u = 1; u < users.size(); ++u)
+            if (users[u] / T != users[u - 1] / T)
+              plan.bytes_per_pass += (plan.time_bounds[static_cast<std::size_t>(b) + 1] -
+                                      plan.time_bounds[static_cast<std::size_t>(b)]) * row_bytes;
+        }
+        break;
+      }
+      case Placement::local:
+        throw OptionError(fmt::format("loop at {}: array {} is accessed with subscripts that follow neither the "
+                                      "space nor the time dimension; across ranks it would have to be replicated, "
+                                      "which is not supported yet",
+                                      plan.loop_site, role.name));
+    }
+  }
+}
+
+}  // namespace strata::loop::detail

@@ -1,0 +1,247 @@
+#include "strata/loop/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/analysis/conflict_groups.hpp"
+#include "strata/detail/pack.hpp"
+#include "strata/error.hpp"
+
+namespace strata::loop {
+namespace {
+
+analysis::AccessKind kind_of(detail::AccessMode m) {
+  switch (m) {
+    case detail::AccessMode::read: return analysis::AccessKind::read;
+    case detail::AccessMode::write: return analysis::AccessKind::write;
+    case detail::AccessMode::read_write: return analysis::AccessKind::read_write;
+  }
+  return analysis::AccessKind::read;
+}
+
+const char* mode_name(detail::AccessMode m) {
+  switch (m) {
+    case detail::AccessMode::read: return "read";
+    case detail::AccessMode::write: return "write";
+    case detail::AccessMode::read_write: return "read+write";
+  }
+  return "?";
+}
+
+void put_string(Bytes& out, const std::string& s) {
+  detail::append<std::uint64_t>(out, s.size());
+  detail::append_span<char>(out, std::span(s.data(), s.size()));
+}
+
+std::string get_string(detail::Reader& in) {
+  std::string s(in.get<std::uint64_t>(), '\0');
+  in.get_span(std::span(s.data(), s.size()));
+  return s;
+}
+
+std::vector<std::string> dim_names(int dims) {
+  static const char* kNames[] = {"i", "j", "k", "l"};
+  std::vector<std::string> out;
+  for (int d = 0; d < dims; ++d) out.emplace_back(kNames[d]);
+  return out;
+}
+
+}  // namespace
+
+PlanCache& PlanCache::instance() {
+  static PlanCache cache;
+  return cache;
+}
+
+Plan* PlanCache::find(const std::string& key) {
+  auto it = plans_.find(key);
+  return it == plans_.end() ? nullptr : it->second.get();
+}
+
+Plan& PlanCache::store(const std::string& key, std::unique_ptr<Plan> plan) {
+  auto& slot = plans_[key];
+  slot = std::move(plan);
+  return *slot;
+}
+
+std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local) {
+  Bytes mine;
+  detail::append<std::uint64_t>(mine, local.size());
+  for (const auto& s : local) {
+    detail::append(mine, s.array_id);
+    put_string(mine, s.array_name);
+    put_string(mine, s.site);
+    detail::append(mine, s.mode);
+    detail::append<std::int64_t>(mine, s.count);
+    detail::append<std::uint64_t>(mine, s.fitters.size());
+    for (const auto& f : s.fitters) detail::append(mine, f.result());
+  }
+  // Keyed by (array, site, mode); std::map keeps the order the same on every rank.
+  std::map<std::tuple<std::uint64_t, std::string, int>, SiteSummary> merged;
+  for (const auto& buf : rt.comm().allgatherv(mine)) {
+    detail::Reader in(buf);
+    const auto n = in.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < n; ++k) {
+      SiteSummary s;
+      s.array_id = in.get<std::uint64_t>();
+      s.array_name = get_string(in);
+      s.site = get_string(in);
+      s.mode = in.get<detail::AccessMode>();
+      s.count = in.get<std::int64_t>();
+      s.subs.resize(in.get<std::uint64_t>());
+      for (auto& sub : s.subs) sub = in.get<analysis::Subscript>();
+      auto key = std::make_tuple(s.array_id, s.site, static_cast<int>(s.mode));
+      auto it = merged.find(key);
+      if (it == merged.end()) {
+        merged.emplace(key, std::move(s));
+        continue;
+      }
+      it->second.count += s.count;
+      for (std::size_t d = 0; d < s.subs.size(); ++d) it->second.subs[d] = combine(it->second.subs[d], s.subs[d]);
+    }
+  }
+  std::vector<SiteSummary> out;
+  for (auto& [key, s] : merged) out.push_back(std::move(s));
+  return out;
+}
+
+void analyse(Runtime& rt, Plan& plan, const std::vector<std::int64_t>& extents,
+             const std::vector<std::vector<std::int64_t>>& /*histograms*/, const LoopOptions& options) {
+  (void)rt;
+  using K = analysis::Subscript::Kind;
+  const int M = plan.iter_dims;
+  plan.refs.clear();
+  for (const auto& s : plan.sites) {
+    analysis::Reference r;
+    r.array = static_cast<int>(s.array_id);
+    r.array_name = s.array_name;
+    r.site = s.site;
+    r.kind = kind_of(s.mode);
+    r.subs = s.subs;
+    plan.refs.push_back(std::move(r));
+  }
+  plan.vectors = analysis::dependence_vectors(plan.refs, M, options.ordered);
+  plan.irregular = analysis::has_irregular(plan.refs, M, options.ordered);
+
+  // Cost of choosing dimension k as the space (or 1-D) dimension: elements of arrays
+  // that follow some other iteration dimension, which would have to move.
+  std::vector<double> traffic(static_cast<std::size_t>(M), 0.0);
+  for (const auto& s : plan.sites) {
+    auto* a = detail::ArrayBase::find_array(s.array_id);
+    double volume = 1;
+    if (a)
+      for (auto e : a->shape_vector()) volume *= static_cast<double>(e);
+    for (int k = 0; k < M; ++k) {
+      bool follows_k = false, follows_other = false;
+      for (const auto& sub : s.subs)
+        if (sub.kind == K::affine) (sub.iter_dim == k ? follows_k : follows_other) = true;
+      if (follows_other && !follows_k) traffic[static_cast<std::size_t>(k)] += volume;
+    }
+  }
+
+  analysis::StrategyInput in;
+  in.iter_dims = M;
+  in.ordered = options.ordered;
+  in.irregular = plan.irregular;
+  in.vectors = plan.vectors;
+  in.extents = extents;
+  in.traffic_per_dim = traffic;
+  in.dim_names = dim_names(M);
+  if (options.strategy && options.skip_legality_check) {
+    plan.choice = {};
+    plan.choice.strategy = *options.strategy;
+    plan.choice.space_dim = 0;
+    plan.choice.time_dim = M > 1 ? 1 : -1;
+    plan.choice.reasons.push_back("forced without a legality check (testing checked mode)");
+  } else {
+    in.forced = options.strategy;
+    plan.choice = analysis::choose_strategy(in);
+  }
+
+  // Array roles: which arrays follow the space dimension (partitioned with it) and
+  // which follow the time dimension (travel with the time blocks).
+  plan.roles.clear();
+  std::map<std::uint64_t, ArrayRole> roles;
+  const int sdim = plan.choice.space_dim, tdim = plan.choice.time_dim;
+  const bool two_d = plan.choice.strategy == analysis::Strategy::two_d;
+  for (const auto& s : plan.sites) {
+    auto& r = roles[s.array_id];
+    r.array_id = s.array_id;
+    r.name = s.array_name;
+    if (s.mode != detail::AccessMode::read) r.written = true;
+    for (std::size_t d = 0; d < s.subs.size(); ++d) {
+      const auto& sub = s.subs[d];
+      if (sub.kind != K::affine) continue;
+      if (sub.iter_dim == sdim && r.placement != Placement::aligned) {
+        r.placement = Placement::aligned;
+        r.array_dim = static_cast<int>(d);
+      } else if (two_d && sub.iter_dim == tdim && r.placement == Placement::local) {
+        r.placement = Placement::travelling;
+        r.array_dim = static_cast<int>(d);
+      }
+    }
+  }
+  for (auto& [id, r] : roles) plan.roles.push_back(r);
+}
+
+std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
+                                        const std::vector<analysis::ElementAccess>& accesses) {
+  const auto g = analysis::conflict_groups(iterations, accesses);
+  const auto worker_of = analysis::pack_groups(g.group_size, plan.threads);
+  plan.groups = g.count;
+  plan.imbalance = analysis::imbalance(g.group_size, worker_of, plan.threads);
+  std::vector<std::int32_t> thread_of(static_cast<std::size_t>(iterations));
+  for (std::int64_t i = 0; i < iterations; ++i)
+    thread_of[static_cast<std::size_t>(i)] = worker_of[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])];
+  return thread_of;
+}
+
+std::string Plan::explain() const {
+  const auto names = dim_names(iter_dims);
+  std::string out = fmt::format("plan for the loop at {} ({}-D iteration space, {})\n", loop_site, iter_dims,
+                                ordered ? "ordered" : "unordered");
+  out += "  access sites:\n";
+  for (const auto& s : sites) {
+    std::vector<std::string> subs;
+    for (const auto& sub : s.subs) subs.push_back(sub.describe(names));
+    out += fmt::format("    {}[{}]  {}  at {}  ({} accesses)\n", s.array_name, fmt::join(subs, ", "), mode_name(s.mode),
+                       s.site, s.count);
+  }
+  out += "  dependence vectors:";
+  if (vectors.empty()) out += " none";
+  out += "\n";
+  for (const auto& v : vectors) out += fmt::format("    {}  from {}\n", v.describe(), v.source);
+  if (irregular) out += "  irregular subscripts present: exact conflicts come from the recorded accesses\n";
+  out += fmt::format("  strategy: {}", analysis::to_string(choice.strategy));
+  if (choice.space_dim >= 0) out += fmt::format(", space dimension {}", names[static_cast<std::size_t>(choice.space_dim)]);
+  if (choice.time_dim >= 0 && choice.strategy != analysis::Strategy::one_d)
+    out += fmt::format(", time dimension {}", names[static_cast<std::size_t>(choice.time_dim)]);
+  if (choice.strategy == analysis::Strategy::two_d_skewed)
+    out += fmt::format(", skew [[{}, {}], [{}, {}]]", choice.skew[0][0], choice.skew[0][1], choice.skew[1][0],
+                       choice.skew[1][1]);
+  out += "\n";
+  for (const auto& r : choice.reasons) out += fmt::format("    {}\n", r);
+  out += fmt::format("  workers: {} rank(s) x {} thread(s) = {}\n", ranks, threads, workers);
+  if (space_bounds.size() > 1)
+    out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));
+  if (time_bounds.size() > 1) out += fmt::format("  time block bounds: [{}]\n", fmt::join(time_bounds, ", "));
+  for (const auto& r : roles) {
+    const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"
+                      : r.placement == Placement::travelling ? "travels with the time blocks"
+                                                             : "used where it is";
+    out += fmt::format("  array {}: {}{}\n", r.name, how,
+                       r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");
+  }
+  if (groups > 0) out += fmt::format("  conflict groups: {}\n", groups);
+  out += fmt::format("  load imbalance (slowest worker / mean): {:.3f}\n", imbalance);
+  out += fmt::format("  bytes moved between ranks per pass: {}\n", bytes_per_pass);
+  out += fmt::format("  reconnaissance: {:.3f} s ({} accesses recorded); planning: {:.3f} s\n", recon_seconds,
+                     recon_accesses, plan_seconds);
+  return out;
+}
+
+}  // namespace strata::loop

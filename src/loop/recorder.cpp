@@ -1,0 +1,103 @@
+#include "strata/loop/recorder.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "strata/random.hpp"
+
+namespace strata::loop {
+
+Recorder::Recorder(int iter_dims, bool record_elements) : iter_dims_(iter_dims), record_elements_(record_elements) {}
+
+Recorder::~Recorder() = default;
+
+SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode) {
+  // Bodies cycle through a handful of sites: try the last one, then scan.
+  auto matches = [&](const SiteRecord& s) {
+    return s.line == where.line() && s.column == where.column() && s.array_id == array.array_id() &&
+           s.mode == mode && (s.file == where.file_name() || std::strcmp(s.file, where.file_name()) == 0);
+  };
+  if (last_site_ < sites_.size() && matches(sites_[last_site_])) return sites_[last_site_];
+  for (std::size_t k = 0; k < sites_.size(); ++k)
+    if (matches(sites_[k])) {
+      last_site_ = k;
+      return sites_[k];
+    }
+  SiteRecord s;
+  s.array = &array;
+  s.array_id = array.array_id();
+  s.array_name = array.name().empty() ? fmt::format("array#{}", array.array_id()) : array.name();
+  std::string file = where.file_name();
+  if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+  s.site = fmt::format("{}:{}:{}", file, where.line(), where.column());
+  s.mode = mode;
+  s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
+  s.file = where.file_name();
+  s.line = where.line();
+  s.column = where.column();
+  sites_.push_back(std::move(s));
+  last_site_ = sites_.size() - 1;
+  return sites_.back();
+}
+
+void Recorder::snapshot(detail::ArrayBase& array) {
+  if (std::find(snapshotted_ids_.begin(), snapshotted_ids_.end(), array.array_id()) != snapshotted_ids_.end()) return;
+  snapshotted_ids_.push_back(array.array_id());
+  const auto bytes = array.local_bytes();
+  snapshots_.push_back({&array, std::vector<std::byte>(bytes.begin(), bytes.end())});
+}
+
+void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
+                          std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) {
+  ++accesses_;
+  SiteRecord& s = site_for(array, where, mode);
+  ++s.count;
+  const std::size_t n = s.fitters.size();
+  for (std::size_t d = 0; d < n; ++d) {
+    if (whole_last && d + 1 == n) s.fitters[d].observe_whole();
+    else s.fitters[d].observe(iteration_, index[d]);
+  }
+  if (mode != detail::AccessMode::read) snapshot(array);
+  if (record_elements_) {
+    std::uint64_t key = mix64(array.array_id());
+    for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
+    elements_.push_back({ordinal_, key, mode != detail::AccessMode::read});
+  }
+  if (real) return nullptr;
+  // Not local: hand out zeroed scratch that lives until the next iteration.
+  if (scratch_used_ == scratch_.size()) {
+    scratch_.push_back(nullptr);
+    scratch_size_.push_back(0);
+  }
+  auto& buf = scratch_[scratch_used_];
+  auto& cap = scratch_size_[scratch_used_];
+  if (cap < bytes) {
+    buf = std::make_unique<std::byte[]>(bytes);
+    cap = bytes;
+  }
+  std::memset(buf.get(), 0, bytes);
+  ++scratch_used_;
+  return buf.get();
+}
+
+void Recorder::restore() {
+  for (auto& s : snapshots_) {
+    const auto bytes = s.array->local_bytes();
+    std::memcpy(bytes.data(), s.bytes.data(), std::min(bytes.size(), s.bytes.size()));
+  }
+  snapshots_.clear();
+  snapshotted_ids_.clear();
+}
+
+analysis::Subscript combine(const analysis::Subscript& a, const analysis::Subscript& b) {
+  using K = analysis::Subscript::Kind;
+  if (a.kind == K::unseen) return b;
+  if (b.kind == K::unseen) return a;
+  if (a == b) return a;
+  if (a.kind == K::whole || b.kind == K::whole) return analysis::Subscript::whole();
+  return analysis::Subscript::irregular();
+}
+
+}  // namespace strata::loop

@@ -1,0 +1,108 @@
+#include "strata/loop/schedule.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+#include "strata/loop/worker.hpp"
+
+namespace strata::loop {
+
+BlockSchedule BlockSchedule::rotation(int workers, int blocks_per_worker) {
+  BlockSchedule s;
+  s.workers = workers;
+  s.blocks = workers * blocks_per_worker;
+  s.order.resize(static_cast<std::size_t>(workers));
+  s.users.resize(static_cast<std::size_t>(s.blocks));
+  for (int w = 0; w < workers; ++w)
+    for (int step = 0; step < s.blocks; ++step)
+      s.order[static_cast<std::size_t>(w)].push_back((blocks_per_worker * w + step) % s.blocks);
+  for (int b = 0; b < s.blocks; ++b) {
+    const int first = b / blocks_per_worker;
+    for (int u = 0; u < workers; ++u) s.users[static_cast<std::size_t>(b)].push_back(((first - u) % workers + workers) % workers);
+  }
+  return s;
+}
+
+BlockSchedule BlockSchedule::wavefront(int workers, int blocks) {
+  BlockSchedule s;
+  s.workers = workers;
+  s.blocks = blocks;
+  s.order.assign(static_cast<std::size_t>(workers), {});
+  s.users.assign(static_cast<std::size_t>(blocks), {});
+  for (int w = 0; w < workers; ++w)
+    for (int b = 0; b < blocks; ++b) s.order[static_cast<std::size_t>(w)].push_back(b);
+  for (int b = 0; b < blocks; ++b)
+    for (int w = 0; w < workers; ++w) s.users[static_cast<std::size_t>(b)].push_back(w);
+  return s;
+}
+
+namespace {
+
+// Per block: how many users have finished with it (this rank's view).
+struct BlockState {
+  std::atomic<int> released{0};
+};
+
+std::span<std::byte> block_bytes(const TravellingArray& a, int b) {
+  const auto begin = a.block_rows[static_cast<std::size_t>(b)] * a.row_bytes;
+  const auto end = a.block_rows[static_cast<std::size_t>(b) + 1] * a.row_bytes;
+  return a.storage.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
+}
+
+}  // namespace
+
+void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
+                  const std::function<void(int thread, int step, int block)>& run_block) {
+  const int T = rt.threads(), r = rt.rank();
+  STRATA_CHECK(s.workers == rt.size() * T, "schedule workers must be ranks x threads");
+  auto rank_of = [&](int worker) { return worker / T; };
+  std::vector<BlockState> state(static_cast<std::size_t>(s.blocks));
+  // position of each worker in each block's user list
+  std::vector<std::vector<int>> use_index(static_cast<std::size_t>(s.blocks), std::vector<int>(static_cast<std::size_t>(s.workers), -1));
+  for (int b = 0; b < s.blocks; ++b)
+    for (int u = 0; u < s.workers; ++u) use_index[static_cast<std::size_t>(b)][static_cast<std::size_t>(s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u)])] = u;
+  const double timeout = rt.comm().timeout();
+  // Cross-rank receives are counted as a release too, so a local waiter sees them.
+  rt.pool().run([&](int t) {
+    detail::t_worker = t;
+    const int w = r * T + t;
+    const auto& order = s.order[static_cast<std::size_t>(w)];
+    for (int step = 0; step < static_cast<int>(order.size()); ++step) {
+      const int b = order[static_cast<std::size_t>(step)];
+      const int u = use_index[static_cast<std::size_t>(b)][static_cast<std::size_t>(w)];
+      if (u > 0) {
+        const int prev = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u - 1)];
+        if (rank_of(prev) != r) {
+          for (auto& a : travelling)
+            rt.comm().recv(block_bytes(a, b), rank_of(prev), b,
+                           fmt::format("time block {} from rank {} (worker {} at step {})", b, rank_of(prev), w, step));
+        } else {
+          // Wait for the previous user on this rank: spin briefly, then yield.
+          const auto start = std::chrono::steady_clock::now();
+          for (long spins = 0; state[static_cast<std::size_t>(b)].released.load(std::memory_order_acquire) < u; ++spins) {
+            if (spins < 1000) continue;
+            std::this_thread::yield();
+            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout)
+              throw TimeoutError(fmt::format("time block {} from worker {} (thread wait)", b, prev), r, timeout);
+          }
+        }
+      }
+      run_block(t, step, b);
+      state[static_cast<std::size_t>(b)].released.store(u + 1, std::memory_order_release);
+      if (u + 1 < s.workers) {
+        const int next = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u + 1)];
+        if (rank_of(next) != r)
+          for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(next), b);
+      }
+    }
+    rt.comm().wait_sends();
+    detail::t_worker = 0;
+  });
+}
+
+}  // namespace strata::loop
