@@ -332,6 +332,7 @@ class DistArray : public detail::ArrayBase {
     out.strides_ = strides_;
     out.sparse_ = sparse_;
     out.global_nnz_ = global_nnz_;
+    out.recompute_strides();
     if (sparse_) {
       out.keys_ = keys_;
       out.values_.resize(values_.size());
@@ -458,6 +459,12 @@ class DistArray : public detail::ArrayBase {
       strides_[d] = stride;
       stride *= box_[d].size();
     }
+    rows_fast_ = !sparse_ && box_[N - 1].contiguous() && box_[N - 1].size() == shape_[N - 1];
+    for (std::size_t d = 0; d < N; ++d) {
+      rows_fast_ = rows_fast_ && box_[d].contiguous();
+      box_begin_[d] = box_[d].begin();
+      box_size_[d] = box_[d].size();
+    }
   }
 
   static std::vector<std::int64_t> shape_vector_of(const Shape<N>& s) { return {s.begin(), s.end()}; }
@@ -480,8 +487,19 @@ class DistArray : public detail::ArrayBase {
   }
 
   std::span<T> row_span(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
-    if (sparse_) throw ShapeError("row() needs a dense array");
     const auto len = static_cast<std::size_t>(shape_[N - 1]);
+    // Hot path of loop bodies: a dense array whose box is contiguous in every dimension.
+    if (rows_fast_ && !detail::t_observer) [[likely]] {
+      std::int64_t off = 0;
+      bool inside = true;
+      for (std::size_t d = 0; d + 1 < N; ++d) {
+        const auto rel = static_cast<std::uint64_t>(i[d] - box_begin_[d]);
+        inside &= rel < static_cast<std::uint64_t>(box_size_[d]);
+        off += static_cast<std::int64_t>(rel) * strides_[d];
+      }
+      if (inside) return {dense_.data() + off, len};
+    }
+    if (sparse_) throw ShapeError("row() needs a dense array");
     if (box_[N - 1].size() != shape_[N - 1])
       throw ShapeError(fmt::format("row(): the last dimension is partitioned ({})", dist_.describe()));
     const std::int64_t off = in_bounds(i, shape_) ? local_offset(i) : -1;
@@ -680,6 +698,8 @@ class DistArray : public detail::ArrayBase {
   Distribution dist_;
   std::vector<IndexSet> box_;
   std::array<std::int64_t, N> strides_{};
+  std::array<std::int64_t, N> box_begin_{}, box_size_{};  // of box_, for the row() fast path
+  bool rows_fast_ = false;
   bool sparse_ = false;
   std::int64_t global_nnz_ = 0;
   std::vector<T> dense_;          // dense: local box, row-major
