@@ -486,9 +486,10 @@ class DistArray : public detail::ArrayBase {
     return p;
   }
 
-  std::span<T> row_span(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
-    const auto len = static_cast<std::size_t>(shape_[N - 1]);
-    // Hot path of loop bodies: a dense array whose box is contiguous in every dimension.
+  // The hot path of loop bodies, kept small so it inlines: a dense array whose box is
+  // contiguous in every dimension, no observer. Everything else goes to row_slow.
+  [[gnu::always_inline]] std::span<T> row_span(const Index<N>& i, const std::source_location& where,
+                                               detail::AccessMode mode) {
     if (rows_fast_ && !detail::t_observer) [[likely]] {
       std::int64_t off = 0;
       bool inside = true;
@@ -497,8 +498,15 @@ class DistArray : public detail::ArrayBase {
         inside &= rel < static_cast<std::uint64_t>(box_size_[d]);
         off += static_cast<std::int64_t>(rel) * strides_[d];
       }
-      if (inside) return {dense_.data() + off, len};
+      if (inside) [[likely]]
+        return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
     }
+    return row_slow(i, where, mode);
+  }
+
+  [[gnu::noinline]] std::span<T> row_slow(const Index<N>& i, const std::source_location& where,
+                                          detail::AccessMode mode) {
+    const auto len = static_cast<std::size_t>(shape_[N - 1]);
     if (sparse_) throw ShapeError("row() needs a dense array");
     if (box_[N - 1].size() != shape_[N - 1])
       throw ShapeError(fmt::format("row(): the last dimension is partitioned ({})", dist_.describe()));

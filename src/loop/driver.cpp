@@ -2,6 +2,7 @@
 // out for a strategy, printing plans.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -49,6 +50,25 @@ std::vector<std::int64_t> rank_bounds_of(const std::vector<std::int64_t>& worker
   return b;
 }
 
+// Enough time blocks that one block of the arrays following the time dimension
+// (the rows every iteration of a block touches at random) fits in about 256 KiB.
+int auto_blocks_per_worker(const Plan& plan) {
+  constexpr double kTarget = 256 * 1024;
+  double bytes = 0;
+  for (const auto& site : plan.sites)
+    for (const auto& sub : site.subs)
+      if (sub.kind == analysis::Subscript::Kind::affine && sub.iter_dim == plan.choice.time_dim) {
+        if (auto* a = strata::detail::ArrayBase::find_array(site.array_id)) {
+          double v = static_cast<double>(a->element_size());
+          for (auto e : a->shape_vector()) v *= static_cast<double>(e);
+          bytes += v;
+        }
+        break;
+      }
+  const int k = static_cast<int>(std::ceil(bytes / (kTarget * plan.workers)));
+  return std::clamp(k, 2, 64);
+}
+
 }  // namespace
 
 void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
@@ -56,7 +76,7 @@ void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, cons
   using analysis::Strategy;
   const int W = plan.workers, T = plan.threads, P = plan.ranks;
   const auto& c = plan.choice;
-  const int k = std::max(1, options.blocks_per_worker);
+  const int k = options.blocks_per_worker > 0 ? options.blocks_per_worker : auto_blocks_per_worker(plan);
   const auto s = static_cast<std::size_t>(std::max(0, c.space_dim));
   const auto t = static_cast<std::size_t>(std::max(0, c.time_dim));
   auto single_rank_only = [&](const char* what) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include <xxhash.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -51,6 +53,8 @@ std::vector<std::string> dim_names(int dims) {
 }
 
 }  // namespace
+
+std::uint64_t fingerprint(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 PlanCache& PlanCache::instance() {
   static PlanCache cache;

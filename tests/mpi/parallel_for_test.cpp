@@ -61,8 +61,7 @@ TEST(ParallelFor, SgdMatrixFactorisationIs2DAndSerializable) {
     sgd_step(w.data(), h.data(), r, 0.05f, 0.01f);
   };
   for (int pass = 0; pass < 3; ++pass) {
-    parallel_for(R, body);
-    const loop::Plan& plan = plan_loop(R, body);
+    const loop::Plan& plan = parallel_for(R, body);
     EXPECT_EQ(plan.choice.strategy, analysis::Strategy::two_d) << plan.explain();
     // Serial twin: the same kernel over the plan's equivalent order.
     for (const auto& ij : equivalent_order(R, plan))
@@ -71,8 +70,7 @@ TEST(ParallelFor, SgdMatrixFactorisationIs2DAndSerializable) {
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
     ASSERT_EQ(H.gather(), h_ref) << "pass " << pass;
   }
-  const loop::Plan& plan = plan_loop(R, body);
-  const std::string text = plan.explain();
+  const std::string text = parallel_for(R, body).explain();
   EXPECT_NE(text.find("(0, *)"), std::string::npos) << text;
   EXPECT_NE(text.find("(*, 0)"), std::string::npos) << text;
   EXPECT_NE(text.find("W[i, :]"), std::string::npos) << text;
@@ -104,8 +102,7 @@ TEST(ParallelFor, IndependentIterationsAre1D) {
     y[i[0]] = 3.0 * xi + 1.0;
     total += xi;
   };
-  parallel_for(x, body);
-  EXPECT_EQ(plan_loop(x, body).choice.strategy, analysis::Strategy::one_d);
+  EXPECT_EQ(parallel_for(x, body).choice.strategy, analysis::Strategy::one_d);
   const auto g = y.gather();
   for (std::size_t k = 0; k < g.size(); ++k) ASSERT_EQ(g[k], 3.0 * 0.5 * static_cast<double>(k) + 1.0);
   EXPECT_EQ(total.take(), 0.5 * 999 * 1000 / 2);  // the reconnaissance pass added nothing
@@ -130,8 +127,7 @@ TEST(ParallelFor, IrregularAccessesUseConflictGroups) {
     EXPECT_THROW(parallel_for(ends, body), OptionError);  // groups run on one rank so far
     return;
   }
-  parallel_for(ends, body);
-  const loop::Plan& plan = plan_loop(ends, body);
+  const loop::Plan& plan = parallel_for(ends, body);
   EXPECT_EQ(plan.choice.strategy, analysis::Strategy::groups) << plan.explain();
   for (const auto& i : equivalent_order(ends, plan)) {
     const auto& e = all_ends[static_cast<std::size_t>(i[0])];

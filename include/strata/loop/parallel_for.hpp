@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -186,16 +187,58 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   return cache.store(key, std::move(plan));
 }
 
-/// Runs `body(index, value&)` for every element of `space` in parallel. Collective.
+/// Runs `body(index, value)` for every element of `space` in parallel and returns the
+/// plan it used. The body may take the element by value, const reference, or
+/// reference (to modify it). Collective.
 template <class Elem, std::size_t M, class Body>
-void parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& options = {},
+const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& options = {},
                   std::source_location where = std::source_location::current()) {
   Runtime& rt = space.runtime();
   loop::Plan& plan = plan_loop(space, body, options, where);
   using analysis::Strategy;
-  auto values = space.local_values();
-  auto run_positions = [&](const std::vector<std::uint32_t>& positions) {
-    for (const std::uint32_t pos : positions) body(loop::detail::index_at(space, pos), values[pos]);
+  // Work records are streamed in block order. A body that takes the element by value
+  // or const reference gets a copy stored in the record (the element array is in key
+  // order, so reading it through a pointer would miss the cache on every iteration);
+  // a body that may modify the element gets a pointer to it.
+  constexpr bool kReadsOnly = std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
+  struct Record {
+    Index<M> index;
+    std::conditional_t<kReadsOnly, Elem, Elem*> value;
+  };
+  if (plan.packed.empty()) {
+    auto values = space.local_values();
+    plan.packed.resize(plan.work.size());
+    for (std::size_t th = 0; th < plan.work.size(); ++th)
+      for (const auto& positions : plan.work[th]) {
+        std::vector<Record> recs;
+        recs.reserve(positions.size());
+        for (const std::uint32_t pos : positions) {
+          if constexpr (kReadsOnly) recs.push_back({loop::detail::index_at(space, pos), values[pos]});
+          else recs.push_back({loop::detail::index_at(space, pos), &values[pos]});
+        }
+        auto& bytes = plan.packed[th].emplace_back(recs.size() * sizeof(Record));
+        if (!recs.empty()) std::memcpy(bytes.data(), recs.data(), bytes.size());
+      }
+  }
+  auto values_now = space.local_values();
+  // The copies are refreshed only when the elements changed since they were made
+  // (a sequential fingerprint costs far less than gathering them again).
+  bool refresh = false;
+  if constexpr (kReadsOnly) {
+    const auto fp = loop::fingerprint(std::as_bytes(values_now));
+    refresh = fp != plan.packed_fingerprint;
+    plan.packed_fingerprint = fp;
+  }
+  auto run_positions = [&](std::vector<std::byte>& packed, const std::vector<std::uint32_t>& positions) {
+    auto* rec = reinterpret_cast<Record*>(packed.data());
+    const std::size_t n = packed.size() / sizeof(Record);
+    if constexpr (kReadsOnly)
+      if (refresh)
+        for (std::size_t k = 0; k < n; ++k) rec[k].value = values_now[positions[k]];
+    for (std::size_t k = 0; k < n; ++k) {
+      if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
+      else body(rec[k].index, *rec[k].value);
+    }
   };
   const int T = rt.threads(), r = rt.rank();
   const auto strategy = plan.choice.strategy;
@@ -222,12 +265,12 @@ void parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& opt
       strata::detail::t_worker = th;
       bounds_of(th, -1);
       loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
-      run_positions(plan.work[static_cast<std::size_t>(th)][0]);
+      run_positions(plan.packed[static_cast<std::size_t>(th)][0], plan.work[static_cast<std::size_t>(th)][0]);
       strata::detail::t_worker = 0;
     });
     rt.comm().barrier();
     loop::detail::remember_versions(plan);
-    return;
+    return plan;
   }
 
   // 2-D: arrays that follow the time dimension travel between ranks with the blocks.
@@ -246,7 +289,8 @@ void parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& opt
   loop::run_schedule(rt, plan.schedule, rows, [&](int th, int step, int block) {
     bounds_of(th, block);
     loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
-    run_positions(plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)]);
+    run_positions(plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)],
+                  plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)]);
   });
   if (!travelling.empty()) {
     std::vector<int> held;
@@ -256,6 +300,7 @@ void parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& opt
   }
   rt.comm().barrier();
   loop::detail::remember_versions(plan);
+  return plan;
 }
 
 /// The serial order the last run of a plan is equivalent to: every iteration's index,

@@ -29,8 +29,10 @@ struct LoopOptions {
   bool explain = false;
   /// Verify every access during execution against the plan.
   bool checked = false;
-  /// Time blocks per worker in 2-D rotation (>= 2 lets transfers overlap compute).
-  int blocks_per_worker = 2;
+  /// Time blocks per worker in 2-D plans; 0 = automatic: at least 2 (so transfers
+  /// overlap computation), more when the rows that follow the time dimension are
+  /// large, so one block of them stays in a core's L2 cache.
+  int blocks_per_worker = 0;
   /// For tests of checked mode only: run a forced strategy even if it is illegal.
   bool skip_legality_check = false;
 };
@@ -75,6 +77,11 @@ struct Plan {
   BlockSchedule schedule;                  ///< 2-D strategies
   /// This rank's work: per thread, per step, positions of local iterations in key order.
   std::vector<std::vector<std::vector<std::uint32_t>>> work;
+  /// The same work as contiguous (index, value pointer) records, built by the executor
+  /// on first use: streaming them beats gathering keys and values through positions.
+  std::vector<std::vector<std::vector<std::byte>>> packed;
+  /// Fingerprint of the iteration space's values when the copies in `packed` were made.
+  std::uint64_t packed_fingerprint = 0;
   std::int64_t groups = 0;
   double imbalance = 1.0;       ///< slowest worker's iterations / mean
   std::int64_t bytes_per_pass = 0;  ///< bytes of travelling rows moved between ranks per pass
@@ -93,6 +100,9 @@ struct Plan {
   /// why stronger ones were rejected, the partition grid, imbalance, traffic, costs.
   std::string explain() const;
 };
+
+/// A 64-bit fingerprint (XXH3) of a byte range: tells whether copied values are stale.
+std::uint64_t fingerprint(std::span<const std::byte> bytes);
 
 /// Per-process cache of plans keyed by loop site.
 class PlanCache {
