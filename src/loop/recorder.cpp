@@ -59,14 +59,22 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
     if (whole_last && d + 1 == n) s.fitters[d].observe_whole();
     else s.fitters[d].observe(iteration_, index[d]);
   }
-  if (mode != detail::AccessMode::read) snapshot(array);
   if (record_elements_) {
     std::uint64_t key = mix64(array.array_id());
     for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != detail::AccessMode::read});
   }
-  if (real) return nullptr;
-  // Not local: hand out zeroed scratch that lives until the next iteration.
+  // Reads see the real element; writes go to a private copy, so the pass changes
+  // nothing and threads running it side by side never write shared memory. Arrays
+  // of moderate size get a whole private shadow on their first write (one copy per
+  // pass instead of one per access); larger ones get a copy of each element written.
+  if (real) {
+    Shadow* sh = shadow_for(array, mode != detail::AccessMode::read);
+    if (sh) return sh->bytes.data() + (static_cast<std::byte*>(real) - sh->base);
+    if (mode == detail::AccessMode::read) return nullptr;
+  }
+  // Hand out scratch that lives until the next iteration: a copy of the element, or
+  // zeros when it is held by another rank.
   if (scratch_used_ == scratch_.size()) {
     scratch_.push_back(nullptr);
     scratch_size_.push_back(0);
@@ -77,9 +85,21 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
     buf = std::make_unique<std::byte[]>(bytes);
     cap = bytes;
   }
-  std::memset(buf.get(), 0, bytes);
+  if (real) std::memcpy(buf.get(), real, bytes);
+  else std::memset(buf.get(), 0, bytes);
   ++scratch_used_;
   return buf.get();
+}
+
+Recorder::Shadow* Recorder::shadow_for(detail::ArrayBase& array, bool create) {
+  for (auto& sh : shadows_)
+    if (sh.array_id == array.array_id()) return &sh;
+  if (!create) return nullptr;
+  constexpr std::size_t kMaxShadow = std::size_t{256} << 20;
+  const auto bytes = array.local_bytes();
+  if (bytes.size() > kMaxShadow) return nullptr;
+  shadows_.push_back({array.array_id(), bytes.data(), std::vector<std::byte>(bytes.begin(), bytes.end())});
+  return &shadows_.back();
 }
 
 void Recorder::restore() {

@@ -66,23 +66,28 @@ Index<M> index_at(const DistArray<Elem, M>& space, std::int64_t pos) {
   return i;
 }
 
-/// Runs the body over every local iteration once with accesses recorded.
+/// Runs the body over every local iteration once with accesses recorded, on all of
+/// the rank's threads (each with its own recorder over a contiguous share). The
+/// element handed to the body is a copy, so its writes are dropped too.
 template <class Elem, std::size_t M, class Body>
-Recorder reconnoitre(DistArray<Elem, M>& space, Body& body, bool record_elements) {
-  Recorder rec(static_cast<int>(M), record_elements);
-  rec.protect(space);
+std::vector<Recorder> reconnoitre(DistArray<Elem, M>& space, Body& body, bool record_elements) {
+  Runtime& rt = space.runtime();
+  const int T = rt.threads();
+  std::vector<Recorder> recs;
+  for (int t = 0; t < T; ++t) recs.emplace_back(static_cast<int>(M), record_elements);
   auto values = space.local_values();
   const auto n = static_cast<std::int64_t>(values.size());
-  {
+  rt.pool().parallel_static(n, [&](std::int64_t begin, std::int64_t end, int t) {
+    Recorder& rec = recs[static_cast<std::size_t>(t)];
     ObserverScope scope(&rec, true);
-    for (std::int64_t pos = 0; pos < n; ++pos) {
+    for (std::int64_t pos = begin; pos < end; ++pos) {
       const Index<M> i = index_at(space, pos);
       rec.begin_iteration(i, pos);
-      body(i, values[static_cast<std::size_t>(pos)]);
+      Elem copy = values[static_cast<std::size_t>(pos)];
+      body(i, copy);
     }
-  }
-  rec.restore();
-  return rec;
+  });
+  return recs;
 }
 
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
@@ -113,12 +118,17 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   plan->workers = rt.size() * rt.threads();
 
   const auto t0 = std::chrono::steady_clock::now();
-  loop::Recorder rec = loop::detail::reconnoitre(space, body, false);
-  plan->recon_accesses = rt.comm().allreduce(rec.accesses(), ReduceOp::sum);
+  std::vector<loop::SiteRecord> local_sites;
+  std::int64_t accesses = 0;
+  for (auto& rec : loop::detail::reconnoitre(space, body, false)) {
+    accesses += rec.accesses();
+    local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
+  }
+  plan->recon_accesses = rt.comm().allreduce(accesses, ReduceOp::sum);
   plan->recon_seconds = rt.comm().allreduce(loop::detail::seconds_since(t0), ReduceOp::max);
 
   const auto t1 = std::chrono::steady_clock::now();
-  plan->sites = loop::merge_sites(rt, rec.sites());
+  plan->sites = loop::merge_sites(rt, local_sites);
   std::vector<std::int64_t> extents(space.shape().begin(), space.shape().end());
   std::vector<std::vector<std::int64_t>> histograms;
   for (std::size_t d = 0; d < M; ++d) histograms.push_back(space.histogram(static_cast<int>(d)));
@@ -137,8 +147,10 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   };
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
-    loop::Recorder elements = loop::detail::reconnoitre(space, body, true);
-    group_thread = loop::group_threads(*plan, n, elements.elements());
+    std::vector<analysis::ElementAccess> elements;
+    for (auto& rec : loop::detail::reconnoitre(space, body, true))
+      elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
+    group_thread = loop::group_threads(*plan, n, elements);
   }
   const int s = plan->choice.space_dim, t = plan->choice.time_dim;
   const auto& skew = plan->choice.skew;

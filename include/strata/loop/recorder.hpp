@@ -1,13 +1,15 @@
 // The reconnaissance pass: runs a loop body once over this rank's iterations and
 // records, per static access site, how each array subscript relates to the
-// iteration index (analysis::SubscriptFitter). Arrays the body writes are
-// snapshotted before their first write and restored afterwards, so the pass leaves
-// no trace; accesses to elements held by other ranks get zeroed scratch memory.
+// iteration index (analysis::SubscriptFitter). Reads see the real elements; every
+// write goes to a private scratch copy, so the pass leaves no trace and several
+// threads can run it side by side; accesses to elements held by other ranks get
+// zeroed scratch memory.
 // Optionally it also records every element each iteration touches, for the exact
 // conflict groups of loops with irregular subscripts.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <source_location>
 #include <span>
@@ -64,7 +66,13 @@ class Recorder final : public detail::AccessObserver {
   std::int64_t accesses() const { return accesses_; }
 
  private:
+  struct Shadow {
+    std::uint64_t array_id;
+    std::byte* base;               // the array's local storage
+    std::vector<std::byte> bytes;  // this recorder's private copy of it
+  };
   SiteRecord& site_for(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode);
+  Shadow* shadow_for(detail::ArrayBase& array, bool create);
   void snapshot(detail::ArrayBase& array);
 
   int iter_dims_;
@@ -84,6 +92,7 @@ class Recorder final : public detail::AccessObserver {
   std::vector<std::size_t> scratch_size_;
   std::size_t scratch_used_ = 0;
   std::vector<analysis::ElementAccess> elements_;
+  std::deque<Shadow> shadows_;  // deque: pointers into it stay valid as it grows
 };
 
 /// Combines the fits of one site made on different ranks (or threads): equal fits
