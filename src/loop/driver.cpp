@@ -79,15 +79,26 @@ void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, cons
   const int k = options.blocks_per_worker > 0 ? options.blocks_per_worker : auto_blocks_per_worker(plan);
   const auto s = static_cast<std::size_t>(std::max(0, c.space_dim));
   const auto t = static_cast<std::size_t>(std::max(0, c.time_dim));
-  auto single_rank_only = [&](const char* what) {
-    if (P > 1)
-      throw OptionError(fmt::format("loop at {}: the {} strategy runs on one rank so far; this job has {} ranks "
-                                    "(run it with one rank, or change the loop so a 1D or 2D plan applies)",
-                                    plan.loop_site, what, P));
-  };
+  // Strategies that are not partitioned across ranks run on rank 0: move the space
+  // and every array the loop touches there (range bounds [0, E, E, ..., E]).
+  const bool gather = P > 1 && (c.strategy == Strategy::serial || c.strategy == Strategy::groups ||
+                                c.strategy == Strategy::two_d_skewed);
+  if (gather) {
+    plan.gathered = true;
+    auto to_rank0 = [&](strata::detail::ArrayBase& a, int dim) {
+      const auto e = a.shape_vector()[static_cast<std::size_t>(dim)];
+      std::vector<std::int64_t> bounds(static_cast<std::size_t>(P) + 1, e);
+      bounds[0] = 0;
+      a.repartition_to(Partition::range(dim, bounds));
+    };
+    to_rank0(space, 0);
+    for (const auto& role : plan.roles)
+      if (auto* a = strata::detail::ArrayBase::find_array(role.array_id); a && a != &space) to_rank0(*a, 0);
+  }
+  const int Wp = gather ? T : W;  // workers that take part
   switch (c.strategy) {
-    case Strategy::serial: single_rank_only("serial"); break;
-    case Strategy::groups: single_rank_only("task-group"); break;
+    case Strategy::serial:
+    case Strategy::groups: break;
     case Strategy::data_parallel:
     case Strategy::one_d: plan.space_bounds = balanced_bounds(histograms[s], W); break;
     case Strategy::two_d:
@@ -96,7 +107,6 @@ void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, cons
       plan.schedule = plan.ordered ? BlockSchedule::wavefront(W, W * k) : BlockSchedule::rotation(W, k);
       break;
     case Strategy::two_d_skewed: {
-      single_rank_only("skewed 2D");
       // Bounds over the transformed coordinates a = T0 . (p_s, p_t), b = T1 . (p_s, p_t).
       const auto& m = c.skew;
       auto corner = [&](int row, std::int64_t ps, std::int64_t pt) { return m[row][0] * ps + m[row][1] * pt; };
@@ -114,9 +124,9 @@ void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, cons
         for (int q = 0; q <= parts; ++q) v.push_back(a + (b - a) * q / parts);
         return v;
       };
-      plan.space_bounds = even(lo[0], hi[0] + 1, W);
-      plan.time_bounds = even(lo[1], hi[1] + 1, W * k);
-      plan.schedule = BlockSchedule::wavefront(W, W * k);
+      plan.space_bounds = even(lo[0], hi[0] + 1, Wp);
+      plan.time_bounds = even(lo[1], hi[1] + 1, Wp * k);
+      plan.schedule = BlockSchedule::wavefront(Wp, Wp * k);
       break;
     }
   }

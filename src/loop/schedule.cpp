@@ -57,9 +57,10 @@ std::span<std::byte> block_bytes(const TravellingArray& a, int b) {
 }  // namespace
 
 void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
-                  const std::function<void(int thread, int step, int block)>& run_block) {
-  const int T = rt.threads(), r = rt.rank();
-  STRATA_CHECK(s.workers == rt.size() * T, "schedule workers must be ranks x threads");
+                  const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only) {
+  const int T = rt.threads(), r = rank0_only ? 0 : rt.rank();
+  if (rank0_only && rt.rank() != 0) return;
+  STRATA_CHECK(s.workers == (rank0_only ? 1 : rt.size()) * T, "schedule workers must be ranks x threads");
   auto rank_of = [&](int worker) { return worker / T; };
   std::vector<BlockState> state(static_cast<std::size_t>(s.blocks));
   // position of each worker in each block's user list

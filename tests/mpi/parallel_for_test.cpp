@@ -123,11 +123,8 @@ TEST(ParallelFor, IrregularAccessesUseConflictGroups) {
     const double a = acc[e[0]];
     acc[e[1]] = acc[e[1]] * 0.5 + a;
   };
-  if (rt().size() > 1) {
-    EXPECT_THROW(parallel_for(ends, body), OptionError);  // groups run on one rank so far
-    return;
-  }
   const loop::Plan& plan = parallel_for(ends, body);
+  EXPECT_EQ(plan.gathered, rt().size() > 1);  // across ranks, groups run on rank 0's threads
   EXPECT_EQ(plan.choice.strategy, analysis::Strategy::groups) << plan.explain();
   for (const auto& i : equivalent_order(ends, plan)) {
     const auto& e = all_ends[static_cast<std::size_t>(i[0])];
@@ -164,6 +161,49 @@ TEST(ParallelFor, CheckedModeCatchesAWrongPlan) {
       EXPECT_NE(what.find("parallel_for_test.cpp"), std::string::npos) << what;
     }
   }
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+using testing::rt;
+
+TEST(ParallelFor, SkewedWavefrontForAStencil) {
+  // A[i][j] = f(A[i-1][j], A[i][j-1], A[i-1][j+1]): vectors (1,0), (0,1), (1,-1), ordered.
+  const std::int64_t n = 24, m = 20;
+  auto A = DistArray<double, 2>::generate(rt(), {n, m}, [](const Index<2>& i) { return 0.01 * static_cast<double>(i[0] + 3 * i[1]); });
+  A.set_name("A");
+  std::vector<double> ref = A.gather();
+  auto body = [&](const Index<2>& ij, double&) {
+    const auto i = ij[0], j = ij[1];
+    if (i == 0 || j == 0 || j == m - 1) return;
+    A.write(ij, 0.25 * (A.read({i - 1, j}) + A.read({i, j - 1}) + A.read({i - 1, j + 1})) + A.read(ij));
+  };
+  LoopOptions ordered;
+  ordered.ordered = true;
+  auto space = DistArray<double, 2>::zeros(rt(), {n, m});  // the iteration space
+  const loop::Plan& plan = parallel_for(space, body, ordered);
+  EXPECT_EQ(plan.choice.strategy, analysis::Strategy::two_d_skewed) << plan.explain();
+  for (std::int64_t i = 1; i < n; ++i)
+    for (std::int64_t j = 1; j + 1 < m; ++j) {
+      auto at = [&](std::int64_t a, std::int64_t b) -> double& { return ref[static_cast<std::size_t>(a * m + b)]; };
+      at(i, j) = 0.25 * (at(i - 1, j) + at(i, j - 1) + at(i - 1, j + 1)) + at(i, j);
+    }
+  EXPECT_EQ(A.gather(), ref);
+}
+
+TEST(ParallelFor, PlanIsCachedAndRebuiltWhenTheSpaceChanges) {
+  auto x = DistArray<float, 1>::fill(rt(), {100}, 1.0f);
+  auto y = DistArray<float, 1>::zeros(rt(), {100});
+  auto run = [&] { return &parallel_for(x, [&](const Index<1>& i, float v) { y[i[0]] = y[i[0]] + v; }); };
+  const loop::Plan* first = run();
+  EXPECT_EQ(run(), first);  // same site, same space: the cached plan
+  EXPECT_EQ(y.gather(), std::vector<float>(100, 2.0f));
+  x = DistArray<float, 1>::fill(rt(), {100}, 3.0f, Partition::hash(0));  // the space changed structure
+  run();
+  EXPECT_EQ(y.gather(), std::vector<float>(100, 5.0f));
 }
 
 }  // namespace

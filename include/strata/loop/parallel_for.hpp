@@ -137,7 +137,7 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
 
   // Work lists: this rank's iterations, per thread and step, in key order.
   using analysis::Strategy;
-  const int T = rt.threads(), r = rt.rank();
+  const int T = rt.threads(), r = plan->gathered ? 0 : rt.rank();
   const auto n = space.local_nnz();
   const auto strategy = plan->choice.strategy;
   const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed) ? plan->schedule.blocks : 1;
@@ -189,7 +189,7 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
       most = std::max(most, c);
     }
     most = rt.comm().allreduce(most, ReduceOp::max);
-    const double mean = static_cast<double>(space.nnz()) / plan->workers;
+    const double mean = static_cast<double>(space.nnz()) / (plan->gathered ? T : plan->workers);
     plan->imbalance = mean > 0 ? static_cast<double>(most) / mean : 1.0;
   }
   plan->plan_seconds = rt.comm().allreduce(loop::detail::seconds_since(t1), ReduceOp::max);
@@ -252,7 +252,7 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
       else body(rec[k].index, *rec[k].value);
     }
   };
-  const int T = rt.threads(), r = rt.rank();
+  const int T = rt.threads(), r = plan.gathered ? 0 : rt.rank();
   const auto strategy = plan.choice.strategy;
   const bool two_d = strategy == Strategy::two_d || strategy == Strategy::two_d_skewed;
 
@@ -303,7 +303,7 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
     loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
     run_positions(plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)],
                   plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)]);
-  });
+  }, plan.gathered);
   if (!travelling.empty()) {
     std::vector<int> held;
     for (int b = 0; b < plan.schedule.blocks; ++b)

@@ -72,6 +72,10 @@ struct Plan {
   std::vector<ArrayRole> roles;
 
   int ranks = 1, threads = 1, workers = 1;
+  /// Strategies that cannot be partitioned across ranks yet (serial, groups, skewed
+  /// 2D) run on rank 0's threads with the iteration space and the arrays gathered
+  /// there; the other ranks wait. Set when ranks > 1 for those strategies.
+  bool gathered = false;
   std::vector<std::int64_t> space_bounds;  ///< workers+1 bounds along the space dimension
   std::vector<std::int64_t> time_bounds;   ///< blocks+1 bounds along the time dimension
   BlockSchedule schedule;                  ///< 2-D strategies

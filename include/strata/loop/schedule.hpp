@@ -43,7 +43,8 @@ struct TravellingArray {
 /// Runs the schedule on this rank: thread t of rank r is worker r*T + t and calls
 /// run_block(t, step, block) for each of its blocks. Rows of `travelling` arrays are
 /// received before and sent after each block whose neighbour user is on another rank.
+/// With `rank0_only`, the schedule's workers are rank 0's threads alone (gathered plans).
 void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
-                  const std::function<void(int thread, int step, int block)>& run_block);
+                  const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only = false);
 
 }  // namespace strata::loop
