@@ -8,7 +8,8 @@ source scripts/lib/common.sh
 strata_ensure_packages
 strata_mpi_env
 REPEAT=${REPEAT:-5}
-strata_build build-release -DCMAKE_BUILD_TYPE=Release -DSTRATA_BUILD_TESTS=OFF
+# STRATA_ARCH=x86-64-v3 scripts/bench.sh measures with AVX2 (the default build is x86-64-v2).
+strata_build build-release -DCMAKE_BUILD_TYPE=Release -DSTRATA_BUILD_TESTS=OFF -DSTRATA_ARCH="${STRATA_ARCH:-x86-64-v2}"
 mkdir -p data
 file=data/ratings-10M.txt
 if [ ! -s "$file" ]; then
@@ -24,3 +25,7 @@ echo "== load: 2 ranks x 1 thread"
 mpirun -np 2 build-release/bench/strata-load-bench "$file" --repeat "$REPEAT" --strata-threads=1
 echo "== repartition range -> hash: 2 ranks x 1 thread"
 mpirun -np 2 build-release/bench/strata-repartition-bench --elements 10000000 --repeat "$REPEAT" --strata-threads=1
+echo "== SGD matrix factorisation, rank 64: 1 rank x 1 thread, 1 rank x 2 threads, 2 ranks x 1 thread"
+build-release/bench/strata-mf-bench "$file" --rank 64 --passes "$REPEAT" --strata-threads=1
+build-release/bench/strata-mf-bench "$file" --rank 64 --passes "$REPEAT" --strata-threads=2
+mpirun -np 2 build-release/bench/strata-mf-bench "$file" --rank 64 --passes "$REPEAT" --strata-threads=1

@@ -15,6 +15,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+void record_scan(LoadReport& report, const std::string& path, const ScanSummary& scan) {
+  report.path = path;
+  report.bytes = scan.bytes;
+  report.local_bytes = scan.local_bytes;
+  report.lines = scan.lines;
+  report.bad_lines = scan.bad;
+  report.first_bad_lines = scan.bad_lines;
+  report.parse_seconds = scan.seconds;
+}
+
 void log_skipped(Runtime& rt, const LoadReport& report) {
   if (report.bad_lines == 0) return;
   if (rt.rank() == 0)
@@ -111,13 +121,7 @@ LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& 
                                       LibsvmHandler{options.index_base.value_or(1), num_features, {}, {}});
   const auto scan = io::parallel_scan(rt, *file, 0, 0, options.skip_bad_lines,
                                       [&](int t) -> LibsvmHandler& { return handlers[static_cast<std::size_t>(t)]; });
-  rep.path = path;
-  rep.bytes = scan.bytes;
-  rep.local_bytes = scan.local_bytes;
-  rep.lines = scan.lines;
-  rep.bad_lines = scan.bad;
-  rep.first_bad_lines = scan.bad_lines;
-  rep.parse_seconds = scan.seconds;
+  io::detail::record_scan(rep, path, scan);
 
   const auto route_start = std::chrono::steady_clock::now();
   std::int64_t local_samples = 0;

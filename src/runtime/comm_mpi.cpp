@@ -200,13 +200,19 @@ class MpiComm final : public Comm {
 
   // A timed wait that touches no shared state, so several threads may use it at once.
   void wait_quietly(std::vector<MPI_Request>& reqs, const std::string& what) {
+    poll_until_done(reqs.data(), static_cast<int>(reqs.size()), what);
+  }
+
+  // Polls until every request completes: spin briefly (small messages finish in
+  // microseconds), then yield, then sleep, so a long wait does not burn a core; past
+  // the timeout, the communicator is marked broken and TimeoutError names the wait.
+  void poll_until_done(MPI_Request* reqs, int n, const std::string& what) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto deadline = start + std::chrono::duration<double>(timeout_);
     for (long iter = 0;; ++iter) {
       int done = 0;
-      const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
-      if (rc != MPI_SUCCESS) {
+      if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
         broken_ = true;
         throw CommError(what, rank_, "MPI_Testall failed");
       }
@@ -218,7 +224,7 @@ class MpiComm final : public Comm {
         throw TimeoutError(what, rank_, timeout_);
       }
       if (now - start < std::chrono::milliseconds(5)) std::this_thread::yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+      else std::this_thread::sleep_for(std::chrono::microseconds(150));
     }
   }
 
@@ -253,28 +259,11 @@ class MpiComm final : public Comm {
     throw CommError(op, rank_, std::string(text, static_cast<std::size_t>(len)));
   }
 
-  // Polls until every request completes: spin briefly (small messages finish in
-  // microseconds), then yield, then sleep, so a long wait does not burn a core.
+  // Collective waits count in the statistics; the polling itself is shared with the
+  // point-to-point path.
   void wait(MPI_Request* reqs, int n, const std::string& what) {
     ++stats_.collectives;
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    const auto deadline = start + std::chrono::duration<double>(timeout_);
-    for (long iter = 0;; ++iter) {
-      int done = 0;
-      check(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), what);
-      if (done) return;
-      if (iter < 2000) continue;
-      const auto now = clock::now();
-      if (now > deadline) {
-        broken_ = true;
-        throw TimeoutError(what, rank_, timeout_);
-      }
-      if (now - start < std::chrono::milliseconds(5))
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    poll_until_done(reqs, n, what);
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -66,6 +66,9 @@ void log_skipped(Runtime& rt, const LoadReport& report);
 
 double seconds_since(std::chrono::steady_clock::time_point t);
 
+/// Copies what a scan found into a load report.
+void record_scan(LoadReport& report, const std::string& path, const ScanSummary& scan);
+
 /// Parses the file's lines from byte region_begin on with `parser`, on every rank
 /// and thread; returns this rank's elements in file order.
 template <class T, std::size_t N, class Parser>
@@ -94,13 +97,7 @@ std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::
   for (int t = 0; t < rt.threads(); ++t) handlers.push_back(std::make_unique<Handler>(parser, base, shape));
   const ScanSummary scan = parallel_scan(rt, file, region_begin, lines_before, skip_bad,
                                          [&](int t) -> Handler& { return *handlers[static_cast<std::size_t>(t)]; });
-  report.path = file.path();
-  report.bytes = scan.bytes;
-  report.local_bytes = scan.local_bytes;
-  report.lines = scan.lines;
-  report.bad_lines = scan.bad;
-  report.first_bad_lines = scan.bad_lines;
-  report.parse_seconds = scan.seconds;
+  record_scan(report, file.path(), scan);
   if (handlers.size() == 1) return std::move(handlers[0]->out);
   std::size_t total = 0;
   for (const auto& h : handlers) total += h->out.size();
