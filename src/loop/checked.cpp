@@ -38,7 +38,11 @@ void* CheckedObserver::on_access(detail::ArrayBase& array, const std::source_loc
       throw Error(fmt::format("checked mode: access {} at {} writes an array that the {} plan does not partition, "
                               "so several workers may write it at once: the plan is wrong for this loop",
                               shown(), site, analysis::to_string(st)));
-    if (r.array_dim < 0) continue;
+    // Bounds matter only for arrays the loop writes (read-only data may be shared
+    // freely) and only where workers must stay in their partitions: 1D and unordered
+    // 2D. Wavefronts legally read what earlier blocks of other workers wrote.
+    const bool bounded = st == Strategy::one_d || (st == Strategy::two_d && !plan_.ordered);
+    if (r.array_dim < 0 || !r.written || !bounded) continue;
     const std::int64_t i = index[static_cast<std::size_t>(r.array_dim)];
     if (r.placement == Placement::aligned && (i < space_lo_ || i >= space_hi_))
       throw Error(fmt::format("checked mode: access {} at {} falls outside this worker's partition [{}, {}) of "

@@ -1,6 +1,8 @@
 #include "strata/loop/plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <map>
 #include <numeric>
 
@@ -53,6 +55,14 @@ std::vector<std::string> dim_names(int dims) {
 }
 
 }  // namespace
+
+bool checked_by_environment() {
+  static const bool on = [] {
+    const char* v = std::getenv("STRATA_CHECKED");
+    return v && std::string_view(v) != "0" && std::string_view(v) != "";
+  }();
+  return on;
+}
 
 std::uint64_t fingerprint(std::span<const std::byte> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 

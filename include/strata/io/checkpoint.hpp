@@ -41,18 +41,18 @@ struct CheckpointTag {
     if constexpr (std::is_same_v<T, bool>)
       return "bool";
     else if constexpr (std::is_floating_point_v<T>)
-      return "f" + std::to_string(8 * sizeof(T));
+      return fmt::format("f{}", 8 * sizeof(T));
     else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
-      return "i" + std::to_string(8 * sizeof(T));
+      return fmt::format("i{}", 8 * sizeof(T));
     else if constexpr (std::is_integral_v<T>)
-      return "u" + std::to_string(8 * sizeof(T));
+      return fmt::format("u{}", 8 * sizeof(T));
     else
       return typeid(T).name();
   }
 };
 template <class S, std::size_t K>
 struct CheckpointTag<std::array<S, K>> {
-  static std::string get() { return CheckpointTag<S>::get() + "[" + std::to_string(K) + "]"; }
+  static std::string get() { return fmt::format("{}[{}]", CheckpointTag<S>::get(), K); }
 };
 }  // namespace detail
 

@@ -257,11 +257,12 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
   const bool two_d = strategy == Strategy::two_d || strategy == Strategy::two_d_skewed;
 
   // Checked mode: each thread verifies its accesses against its partition.
+  const bool checked = options.checked || loop::checked_by_environment();
   std::vector<std::unique_ptr<loop::CheckedObserver>> checkers;
-  if (options.checked)
+  if (checked)
     for (int th = 0; th < T; ++th) checkers.push_back(std::make_unique<loop::CheckedObserver>(plan));
   auto bounds_of = [&](int thread, int block) {
-    if (!options.checked) return;
+    if (!checked) return;
     const int w = r * T + thread;
     auto& c = *checkers[static_cast<std::size_t>(thread)];
     const std::int64_t lo = plan.space_bounds.empty() ? 0 : plan.space_bounds[static_cast<std::size_t>(w)];
@@ -276,7 +277,7 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
     rt.pool().run([&](int th) {
       strata::detail::t_worker = th;
       bounds_of(th, -1);
-      loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
+      loop::detail::ObserverScope scope(checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
       run_positions(plan.packed[static_cast<std::size_t>(th)][0], plan.work[static_cast<std::size_t>(th)][0]);
       strata::detail::t_worker = 0;
     });
@@ -300,7 +301,7 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
       }
   loop::run_schedule(rt, plan.schedule, rows, [&](int th, int step, int block) {
     bounds_of(th, block);
-    loop::detail::ObserverScope scope(options.checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
+    loop::detail::ObserverScope scope(checked ? checkers[static_cast<std::size_t>(th)].get() : nullptr, false);
     run_positions(plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)],
                   plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)]);
   }, plan.gathered);

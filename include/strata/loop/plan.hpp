@@ -17,6 +17,10 @@
 #include "strata/loop/recorder.hpp"
 #include "strata/loop/schedule.hpp"
 
+#ifndef STRATA_CHECKED_DEFAULT
+#define STRATA_CHECKED_DEFAULT 0
+#endif
+
 namespace strata {
 
 /// How parallel_for runs a loop.
@@ -27,8 +31,10 @@ struct LoopOptions {
   std::optional<analysis::Strategy> strategy;
   /// Print the plan (rank 0) when it is built.
   bool explain = false;
-  /// Verify every access during execution against the plan.
-  bool checked = false;
+  /// Verify every access during execution against the plan. On by default in builds
+  /// configured with -DSTRATA_CHECKED=ON, and for every loop when the environment
+  /// variable STRATA_CHECKED=1 is set.
+  bool checked = STRATA_CHECKED_DEFAULT != 0;
   /// Time blocks per worker in 2-D plans; 0 = automatic: at least 2 (so transfers
   /// overlap computation), more when the rows that follow the time dimension are
   /// large, so one block of them stays in a core's L2 cache.
@@ -104,6 +110,9 @@ struct Plan {
   /// why stronger ones were rejected, the partition grid, imbalance, traffic, costs.
   std::string explain() const;
 };
+
+/// True when STRATA_CHECKED=1 is set in the environment: every loop runs checked.
+bool checked_by_environment();
 
 /// A 64-bit fingerprint (XXH3) of a byte range: tells whether copied values are stale.
 std::uint64_t fingerprint(std::span<const std::byte> bytes);
