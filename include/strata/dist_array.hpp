@@ -109,11 +109,7 @@ class DistArray : public detail::ArrayBase {
   static DistArray sparse(Runtime& rt, const Shape<N>& shape, std::vector<entry_type> entries,
                           Duplicates dup = Duplicates::error, const Partition& p = Partition::range(0)) {
     DistArray a(rt, shape, p, true);
-    detail::all_or_none(rt.comm(), [&] {
-      for (const auto& e : entries)
-        if (!in_bounds(e.index, shape))
-          throw ShapeError(fmt::format("sparse: index {} is outside shape {}", to_string(e.index), to_string(shape)));
-    });
+    check_in_bounds(rt, shape, entries, "sparse");
     a.absorb_entries(a.route_entries(std::move(entries)), dup);
     return a;
   }
@@ -123,11 +119,7 @@ class DistArray : public detail::ArrayBase {
   static DistArray dense_from_entries(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
                                       const Partition& p = Partition::range(0)) {
     DistArray a(rt, shape, p, false);
-    detail::all_or_none(rt.comm(), [&] {
-      for (const auto& e : entries)
-        if (!in_bounds(e.index, shape))
-          throw ShapeError(fmt::format("index {} is outside shape {}", to_string(e.index), to_string(shape)));
-    });
+    check_in_bounds(rt, shape, entries, "dense_from_entries");
     a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), T{});
     for (const auto& e : a.route_entries(entries)) a.dense_[static_cast<std::size_t>(a.local_offset(e.index))] = e.value;
     return a;
@@ -329,7 +321,6 @@ class DistArray : public detail::ArrayBase {
     out.shape_ = shape_;
     out.dist_ = dist_;
     out.box_ = box_;
-    out.strides_ = strides_;
     out.sparse_ = sparse_;
     out.global_nnz_ = global_nnz_;
     out.recompute_strides();
@@ -468,6 +459,16 @@ class DistArray : public detail::ArrayBase {
   }
 
   static std::vector<std::int64_t> shape_vector_of(const Shape<N>& s) { return {s.begin(), s.end()}; }
+
+  // Collective: raises one ShapeError on every rank if any rank's entry lies outside `shape`.
+  static void check_in_bounds(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
+                              const char* what) {
+    detail::all_or_none(rt.comm(), [&] {
+      for (const auto& e : entries)
+        if (!in_bounds(e.index, shape))
+          throw ShapeError(fmt::format("{}: index {} is outside shape {}", what, to_string(e.index), to_string(shape)));
+    });
+  }
 
   std::int64_t local_box_volume() const {
     std::int64_t v = 1;

@@ -84,6 +84,10 @@ class Partition {
   std::vector<std::int64_t> bounds_, weights_;
 };
 
+/// The part holding `v` when `bounds` (size parts+1, non-decreasing) cut a range
+/// into parts; empty parts are skipped.
+int range_part(const std::vector<std::int64_t>& bounds, std::int64_t v);
+
 /// Boundaries (size parts+1) that split `weights` into `parts` contiguous groups
 /// of nearly equal total weight.
 std::vector<std::int64_t> balanced_bounds(std::span<const std::int64_t> weights, int parts);
@@ -101,10 +105,10 @@ class Distribution {
   /// The rank that owns `index` (shape().size() coordinates).
   int owner(const std::int64_t* index) const {
     switch (partition_.kind()) {
-      case Partition::Kind::range: return range_owner(bounds0_, index[partition_.dim()]);
+      case Partition::Kind::range: return range_part(bounds0_, index[partition_.dim()]);
       case Partition::Kind::block2d:
-        return range_owner(bounds0_, index[partition_.dim()]) * grid_cols_ +
-               range_owner(bounds1_, index[partition_.dim1()]);
+        return range_part(bounds0_, index[partition_.dim()]) * grid_cols_ +
+               range_part(bounds1_, index[partition_.dim1()]);
       case Partition::Kind::hash: return hash_owner(index[partition_.dim()]);
     }
     return 0;
@@ -123,7 +127,6 @@ class Distribution {
   }
 
  private:
-  static int range_owner(const std::vector<std::int64_t>& bounds, std::int64_t i);
   Partition partition_;
   std::vector<std::int64_t> shape_;
   int ranks_ = 1;

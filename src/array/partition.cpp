@@ -208,9 +208,9 @@ Distribution::Distribution(Partition p, std::vector<std::int64_t> shape, int ran
   }
 }
 
-int Distribution::range_owner(const std::vector<std::int64_t>& bounds, std::int64_t i) {
-  // The last boundary b with b <= i, skipping empty ranges.
-  auto it = std::upper_bound(bounds.begin() + 1, bounds.end() - 1, i);
+int range_part(const std::vector<std::int64_t>& bounds, std::int64_t v) {
+  // The last boundary b with b <= v, skipping empty ranges.
+  auto it = std::upper_bound(bounds.begin() + 1, bounds.end() - 1, v);
   return static_cast<int>(it - bounds.begin()) - 1;
 }
 

@@ -11,10 +11,6 @@ std::unique_ptr<MappedFile> open_everywhere(Runtime& rt, const std::string& path
   return file;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 void record_scan(LoadReport& report, const std::string& path, const ScanSummary& scan) {
   report.path = path;
   report.bytes = scan.bytes;

@@ -1,6 +1,9 @@
-// The per-process registry of live arrays: loop planning finds every array a loop
-// touches by id, even on a rank whose own iterations never touched it.
+// The per-process registry of live arrays (loop planning finds every array a loop
+// touches by id, even on a rank whose own iterations never touched it), and the
+// names of access sites.
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "strata/loop/access.hpp"
@@ -31,6 +34,12 @@ void ArrayBase::withdraw() {
   std::lock_guard lock(g_mu);
   auto it = registry().find(id_);
   if (it != registry().end() && it->second == this) registry().erase(it);
+}
+
+std::string site_label(const std::source_location& where) {
+  std::string_view file = where.file_name();
+  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file = file.substr(slash + 1);
+  return std::string(file) + ":" + std::to_string(where.line()) + ":" + std::to_string(where.column());
 }
 
 ArrayBase* ArrayBase::find_array(std::uint64_t id) {

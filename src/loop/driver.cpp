@@ -12,10 +12,6 @@
 
 namespace strata::loop::detail {
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
   return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
                      o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
@@ -71,8 +67,8 @@ int auto_blocks_per_worker(const Plan& plan) {
 
 }  // namespace
 
-void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
-             const std::vector<std::vector<std::int64_t>>& histograms, const LoopOptions& options) {
+void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
+             const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options) {
   using analysis::Strategy;
   const int W = plan.workers, T = plan.threads, P = plan.ranks;
   const auto& c = plan.choice;
@@ -100,10 +96,10 @@ void lay_out(Runtime& /*rt*/, Plan& plan, strata::detail::ArrayBase& space, cons
     case Strategy::serial:
     case Strategy::groups: break;
     case Strategy::data_parallel:
-    case Strategy::one_d: plan.space_bounds = balanced_bounds(histograms[s], W); break;
+    case Strategy::one_d: plan.space_bounds = balanced_bounds(histogram(c.space_dim), W); break;
     case Strategy::two_d:
-      plan.space_bounds = balanced_bounds(histograms[s], W);
-      plan.time_bounds = balanced_bounds(histograms[t], W * k);
+      plan.space_bounds = balanced_bounds(histogram(c.space_dim), W);
+      plan.time_bounds = balanced_bounds(histogram(c.time_dim), W * k);
       plan.schedule = plan.ordered ? BlockSchedule::wavefront(W, W * k) : BlockSchedule::rotation(W, k);
       break;
     case Strategy::two_d_skewed: {

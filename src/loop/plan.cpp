@@ -36,16 +36,7 @@ const char* mode_name(detail::AccessMode m) {
   return "?";
 }
 
-void put_string(Bytes& out, const std::string& s) {
-  detail::append<std::uint64_t>(out, s.size());
-  detail::append_span<char>(out, std::span(s.data(), s.size()));
-}
 
-std::string get_string(detail::Reader& in) {
-  std::string s(in.get<std::uint64_t>(), '\0');
-  in.get_span(std::span(s.data(), s.size()));
-  return s;
-}
 
 std::vector<std::string> dim_names(int dims) {
   static const char* kNames[] = {"i", "j", "k", "l"};
@@ -87,8 +78,8 @@ std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>&
   detail::append<std::uint64_t>(mine, local.size());
   for (const auto& s : local) {
     detail::append(mine, s.array_id);
-    put_string(mine, s.array_name);
-    put_string(mine, s.site);
+    detail::append_string(mine, s.array_name);
+    detail::append_string(mine, s.site);
     detail::append(mine, s.mode);
     detail::append<std::int64_t>(mine, s.count);
     detail::append<std::uint64_t>(mine, s.fitters.size());
@@ -102,8 +93,8 @@ std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>&
     for (std::uint64_t k = 0; k < n; ++k) {
       SiteSummary s;
       s.array_id = in.get<std::uint64_t>();
-      s.array_name = get_string(in);
-      s.site = get_string(in);
+      s.array_name = in.get_string();
+      s.site = in.get_string();
       s.mode = in.get<detail::AccessMode>();
       s.count = in.get<std::int64_t>();
       s.subs.resize(in.get<std::uint64_t>());
@@ -123,9 +114,7 @@ std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>&
   return out;
 }
 
-void analyse(Runtime& rt, Plan& plan, const std::vector<std::int64_t>& extents,
-             const std::vector<std::vector<std::int64_t>>& /*histograms*/, const LoopOptions& options) {
-  (void)rt;
+void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOptions& options) {
   using K = analysis::Subscript::Kind;
   const int M = plan.iter_dims;
   plan.refs.clear();

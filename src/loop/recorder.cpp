@@ -29,9 +29,7 @@ SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_locat
   s.array = &array;
   s.array_id = array.array_id();
   s.array_name = array.name().empty() ? fmt::format("array#{}", array.array_id()) : array.name();
-  std::string file = where.file_name();
-  if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
-  s.site = fmt::format("{}:{}:{}", file, where.line(), where.column());
+  s.site = detail::site_label(where);
   s.mode = mode;
   s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
   s.file = where.file_name();
@@ -40,13 +38,6 @@ SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_locat
   sites_.push_back(std::move(s));
   last_site_ = sites_.size() - 1;
   return sites_.back();
-}
-
-void Recorder::snapshot(detail::ArrayBase& array) {
-  if (std::find(snapshotted_ids_.begin(), snapshotted_ids_.end(), array.array_id()) != snapshotted_ids_.end()) return;
-  snapshotted_ids_.push_back(array.array_id());
-  const auto bytes = array.local_bytes();
-  snapshots_.push_back({&array, std::vector<std::byte>(bytes.begin(), bytes.end())});
 }
 
 void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
@@ -100,15 +91,6 @@ Recorder::Shadow* Recorder::shadow_for(detail::ArrayBase& array, bool create) {
   if (bytes.size() > kMaxShadow) return nullptr;
   shadows_.push_back({array.array_id(), bytes.data(), std::vector<std::byte>(bytes.begin(), bytes.end())});
   return &shadows_.back();
-}
-
-void Recorder::restore() {
-  for (auto& s : snapshots_) {
-    const auto bytes = s.array->local_bytes();
-    std::memcpy(bytes.data(), s.bytes.data(), std::min(bytes.size(), s.bytes.size()));
-  }
-  snapshots_.clear();
-  snapshotted_ids_.clear();
 }
 
 analysis::Subscript combine(const analysis::Subscript& a, const analysis::Subscript& b) {

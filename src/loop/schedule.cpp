@@ -25,6 +25,7 @@ BlockSchedule BlockSchedule::rotation(int workers, int blocks_per_worker) {
     const int first = b / blocks_per_worker;
     for (int u = 0; u < workers; ++u) s.users[static_cast<std::size_t>(b)].push_back(((first - u) % workers + workers) % workers);
   }
+  s.index_positions();
   return s;
 }
 
@@ -38,7 +39,21 @@ BlockSchedule BlockSchedule::wavefront(int workers, int blocks) {
     for (int b = 0; b < blocks; ++b) s.order[static_cast<std::size_t>(w)].push_back(b);
   for (int b = 0; b < blocks; ++b)
     for (int w = 0; w < workers; ++w) s.users[static_cast<std::size_t>(b)].push_back(w);
+  s.index_positions();
   return s;
+}
+
+void BlockSchedule::index_positions() {
+  steps_.assign(static_cast<std::size_t>(workers) * static_cast<std::size_t>(blocks), -1);
+  uses_.assign(steps_.size(), -1);
+  for (int w = 0; w < workers; ++w)
+    for (int step = 0; step < blocks; ++step)
+      steps_[static_cast<std::size_t>(w) * static_cast<std::size_t>(blocks) +
+             static_cast<std::size_t>(order[static_cast<std::size_t>(w)][static_cast<std::size_t>(step)])] = step;
+  for (int b = 0; b < blocks; ++b)
+    for (int u = 0; u < workers; ++u)
+      uses_[static_cast<std::size_t>(b) * static_cast<std::size_t>(workers) +
+            static_cast<std::size_t>(users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u)])] = u;
 }
 
 namespace {
@@ -63,19 +78,14 @@ void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray
   STRATA_CHECK(s.workers == (rank0_only ? 1 : rt.size()) * T, "schedule workers must be ranks x threads");
   auto rank_of = [&](int worker) { return worker / T; };
   std::vector<BlockState> state(static_cast<std::size_t>(s.blocks));
-  // position of each worker in each block's user list
-  std::vector<std::vector<int>> use_index(static_cast<std::size_t>(s.blocks), std::vector<int>(static_cast<std::size_t>(s.workers), -1));
-  for (int b = 0; b < s.blocks; ++b)
-    for (int u = 0; u < s.workers; ++u) use_index[static_cast<std::size_t>(b)][static_cast<std::size_t>(s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u)])] = u;
   const double timeout = rt.comm().timeout();
-  // Cross-rank receives are counted as a release too, so a local waiter sees them.
   rt.pool().run([&](int t) {
     detail::t_worker = t;
     const int w = r * T + t;
     const auto& order = s.order[static_cast<std::size_t>(w)];
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {
       const int b = order[static_cast<std::size_t>(step)];
-      const int u = use_index[static_cast<std::size_t>(b)][static_cast<std::size_t>(w)];
+      const int u = s.use_of(w, b);
       if (u > 0) {
         const int prev = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u - 1)];
         if (rank_of(prev) != r) {

@@ -10,16 +10,7 @@ namespace {
 
 enum class Kind : std::uint8_t { none, generic, parse, io, checkpoint, shape, option, comm, timeout };
 
-void put_string(Bytes& out, const std::string& s) {
-  append<std::uint64_t>(out, s.size());
-  append_span<char>(out, std::span(s.data(), s.size()));
-}
 
-std::string get_string(Reader& in) {
-  std::string s(in.get<std::uint64_t>(), '\0');
-  in.get_span(std::span(s.data(), s.size()));
-  return s;
-}
 
 Bytes encode(std::exception_ptr err) {
   Bytes out;
@@ -31,10 +22,10 @@ Bytes encode(std::exception_ptr err) {
     std::rethrow_exception(err);
   } catch (const ParseError& e) {
     append(out, Kind::parse);
-    put_string(out, e.file());
+    append_string(out, e.file());
     append<std::int64_t>(out, e.line());
-    put_string(out, e.text());
-    put_string(out, e.reason());
+    append_string(out, e.text());
+    append_string(out, e.reason());
   } catch (const Error& e) {
     Kind k = Kind::generic;
     if (dynamic_cast<const IoError*>(&e)) k = Kind::io;
@@ -44,19 +35,19 @@ Bytes encode(std::exception_ptr err) {
     else if (dynamic_cast<const CommError*>(&e)) k = Kind::comm;
     else if (dynamic_cast<const TimeoutError*>(&e)) k = Kind::timeout;
     append(out, k);
-    put_string(out, e.what());
+    append_string(out, e.what());
   }
   return out;
 }
 
 [[noreturn]] void raise(Reader& in, Kind k) {
   if (k == Kind::parse) {
-    std::string file = get_string(in);
+    std::string file = in.get_string();
     const auto line = in.get<std::int64_t>();
-    std::string text = get_string(in), reason = get_string(in);
+    std::string text = in.get_string(), reason = in.get_string();
     throw ParseError(std::move(file), line, std::move(text), reason);
   }
-  const std::string what = get_string(in);
+  const std::string what = in.get_string();
   switch (k) {
     case Kind::io: throw IoError(what);
     case Kind::checkpoint: throw CheckpointError(what);

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -27,6 +28,12 @@ void append_span(Bytes& out, std::span<const T> v) {
   if (!v.empty()) std::memcpy(out.data() + at, v.data(), v.size_bytes());
 }
 
+/// Appends a length-prefixed string.
+inline void append_string(Bytes& out, const std::string& s) {
+  append<std::uint64_t>(out, s.size());
+  append_span<char>(out, std::span(s.data(), s.size()));
+}
+
 /// Reads values back in the order they were appended; checks for overruns.
 class Reader {
  public:
@@ -45,6 +52,12 @@ class Reader {
     STRATA_CHECK(pos_ + out.size_bytes() <= in_.size(), "message shorter than expected");
     if (!out.empty()) std::memcpy(out.data(), in_.data() + pos_, out.size_bytes());
     pos_ += out.size_bytes();
+  }
+  /// A string written by append_string.
+  std::string get_string() {
+    std::string s(get<std::uint64_t>(), '\0');
+    get_span(std::span(s.data(), s.size()));
+    return s;
   }
   std::size_t remaining() const { return in_.size() - pos_; }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "strata/detail/huge_pages.hpp"
+#include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/io/mapped_file.hpp"
 #include "strata/io/parsers.hpp"
@@ -64,7 +65,7 @@ std::unique_ptr<MappedFile> open_everywhere(Runtime& rt, const std::string& path
 /// Logs skipped lines (a count on rank 0, the first few on every rank that saw them).
 void log_skipped(Runtime& rt, const LoadReport& report);
 
-double seconds_since(std::chrono::steady_clock::time_point t);
+using strata::detail::seconds_since;
 
 /// Copies what a scan found into a load report.
 void record_scan(LoadReport& report, const std::string& path, const ScanSummary& scan);

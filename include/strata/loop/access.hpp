@@ -104,6 +104,9 @@ class AccessObserver {
                           std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) = 0;
 };
 
+/// "file.cpp:42:17": how plans, explain output and errors name an access site.
+std::string site_label(const std::source_location& where);
+
 /// The observer of the loop running on this thread, if any.
 inline thread_local AccessObserver* t_observer = nullptr;
 

@@ -26,7 +26,18 @@ class CheckedObserver final : public detail::AccessObserver {
                   std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override;
 
  private:
+  // Whether (array, call site, mode) is one of the plan's sites; the answer is
+  // cached per call site so the common case formats no strings.
+  bool planned_site(const detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode);
+
+  struct KnownSite {
+    std::uint64_t array_id;
+    const char* file;
+    std::uint32_t line, column;
+    detail::AccessMode mode;
+  };
   const Plan& plan_;
+  std::vector<KnownSite> known_;
   std::int64_t space_lo_ = 0, space_hi_ = 0, time_lo_ = 0, time_hi_ = 0;
 };
 

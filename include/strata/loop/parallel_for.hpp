@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -26,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/loop/accumulator.hpp"
 #include "strata/loop/checked.hpp"
@@ -51,7 +53,7 @@ class ObserverScope {
   }
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t);
+using strata::detail::seconds_since;
 
 /// Index of local iteration `pos` of the space.
 template <class Elem, std::size_t M>
@@ -93,8 +95,11 @@ std::vector<Recorder> reconnoitre(DistArray<Elem, M>& space, Body& body, bool re
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
 bool plan_still_valid(const Plan& plan, Runtime& rt, std::uint64_t space_version);
 void remember_versions(Plan& plan);
-void lay_out(Runtime& rt, Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
-             const std::vector<std::vector<std::int64_t>>& histograms, const LoopOptions& options);
+/// Bounds, schedule and array placement for the chosen strategy. `histogram(d)`
+/// (collective) counts the iterations at each index of dimension d; it is called
+/// only for the dimensions the strategy partitions.
+void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
+             const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options);
 void print_plan(Runtime& rt, const Plan& plan);
 
 }  // namespace loop::detail
@@ -130,10 +135,8 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   const auto t1 = std::chrono::steady_clock::now();
   plan->sites = loop::merge_sites(rt, local_sites);
   std::vector<std::int64_t> extents(space.shape().begin(), space.shape().end());
-  std::vector<std::vector<std::int64_t>> histograms;
-  for (std::size_t d = 0; d < M; ++d) histograms.push_back(space.histogram(static_cast<int>(d)));
-  loop::analyse(rt, *plan, extents, histograms, options);
-  loop::detail::lay_out(rt, *plan, space, extents, histograms, options);
+  loop::analyse(*plan, extents, options);
+  loop::detail::lay_out(*plan, space, extents, [&](int d) { return space.histogram(d); }, options);
 
   // Work lists: this rank's iterations, per thread and step, in key order.
   using analysis::Strategy;
@@ -142,9 +145,6 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   const auto strategy = plan->choice.strategy;
   const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed) ? plan->schedule.blocks : 1;
   plan->work.assign(static_cast<std::size_t>(T), std::vector<std::vector<std::uint32_t>>(static_cast<std::size_t>(steps)));
-  auto part_of = [](const std::vector<std::int64_t>& bounds, std::int64_t v) {
-    return static_cast<int>(std::upper_bound(bounds.begin() + 1, bounds.end() - 1, v) - bounds.begin()) - 1;
-  };
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
     std::vector<analysis::ElementAccess> elements;
@@ -160,7 +160,7 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
     switch (strategy) {
       case Strategy::serial: break;
       case Strategy::data_parallel:
-      case Strategy::one_d: thread = part_of(plan->space_bounds, i[static_cast<std::size_t>(s)]) - r * T; break;
+      case Strategy::one_d: thread = range_part(plan->space_bounds, i[static_cast<std::size_t>(s)]) - r * T; break;
       case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
       case Strategy::two_d:
       case Strategy::two_d_skewed: {
@@ -169,11 +169,9 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
           const std::int64_t a2 = skew[0][0] * a + skew[0][1] * b, b2 = skew[1][0] * a + skew[1][1] * b;
           a = a2, b = b2;
         }
-        const int w = part_of(plan->space_bounds, a);
+        const int w = range_part(plan->space_bounds, a);
         thread = w - r * T;
-        const int block = part_of(plan->time_bounds, b);
-        const auto& order = plan->schedule.order[static_cast<std::size_t>(w)];
-        step = static_cast<int>(std::find(order.begin(), order.end(), block) - order.begin());
+        step = plan->schedule.step_of(w, range_part(plan->time_bounds, b));
         break;
       }
     }

@@ -133,8 +133,7 @@ class PlanCache {
 std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local);
 
 /// Runs the analysis on merged sites: references, vectors, strategy, array roles.
-void analyse(Runtime& rt, Plan& plan, const std::vector<std::int64_t>& space_extents,
-             const std::vector<std::vector<std::int64_t>>& histograms, const LoopOptions& options);
+void analyse(Plan& plan, const std::vector<std::int64_t>& space_extents, const LoopOptions& options);
 
 /// The exact conflict groups of this rank's iterations, packed onto its threads.
 std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,

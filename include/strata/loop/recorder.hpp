@@ -55,12 +55,6 @@ class Recorder final : public detail::AccessObserver {
   void* on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
                   std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override;
 
-  /// Snapshots `array` now (the loop's iteration space: its values may be written).
-  void protect(detail::ArrayBase& array) { snapshot(array); }
-
-  /// Writes back every snapshotted array: undoes the pass.
-  void restore();
-
   const std::vector<SiteRecord>& sites() const { return sites_; }
   const std::vector<analysis::ElementAccess>& elements() const { return elements_; }
   std::int64_t accesses() const { return accesses_; }
@@ -73,7 +67,6 @@ class Recorder final : public detail::AccessObserver {
   };
   SiteRecord& site_for(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode);
   Shadow* shadow_for(detail::ArrayBase& array, bool create);
-  void snapshot(detail::ArrayBase& array);
 
   int iter_dims_;
   bool record_elements_;
@@ -82,12 +75,6 @@ class Recorder final : public detail::AccessObserver {
   std::int64_t accesses_ = 0;
   std::vector<SiteRecord> sites_;
   std::size_t last_site_ = 0;
-  struct Snapshot {
-    detail::ArrayBase* array;
-    std::vector<std::byte> bytes;
-  };
-  std::vector<Snapshot> snapshots_;
-  std::vector<std::uint64_t> snapshotted_ids_;
   std::vector<std::unique_ptr<std::byte[]>> scratch_;
   std::vector<std::size_t> scratch_size_;
   std::size_t scratch_used_ = 0;

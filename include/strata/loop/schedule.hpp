@@ -24,6 +24,15 @@ struct BlockSchedule {
   std::vector<std::vector<int>> order;  ///< per worker: time blocks in processing order
   std::vector<std::vector<int>> users;  ///< per block: workers in use order
 
+  /// The step at which worker w runs block b (position of b in order[w]).
+  int step_of(int w, int b) const {
+    return steps_[static_cast<std::size_t>(w) * static_cast<std::size_t>(blocks) + static_cast<std::size_t>(b)];
+  }
+  /// The position of worker w among block b's users.
+  int use_of(int w, int b) const {
+    return uses_[static_cast<std::size_t>(b) * static_cast<std::size_t>(workers) + static_cast<std::size_t>(w)];
+  }
+
   /// Unordered rotation: worker w starts at block k*w (k = blocks / workers) and
   /// walks forward cyclically, so every worker has k blocks of slack before it needs
   /// the next one from its neighbour (transfers overlap computation).
@@ -31,6 +40,10 @@ struct BlockSchedule {
   /// Ordered wavefront: every worker runs blocks 0..B-1 in order; block b goes from
   /// worker 0 to worker W-1. Worker w waits only on worker w-1.
   static BlockSchedule wavefront(int workers, int blocks);
+
+ private:
+  void index_positions();  // fills steps_ and uses_ from order and users
+  std::vector<int> steps_, uses_;
 };
 
 /// Rows (along dimension 0) of arrays that travel with the time blocks between ranks.
