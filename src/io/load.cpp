@@ -1,5 +1,5 @@
 // Non-template parts of the loaders: opening files collectively, docword headers,
-// LIBSVM parsing and the skipped-line log.
+// LIBSVM parsing and the end of every load report.
 #include "strata/io/load.hpp"
 
 namespace strata {
@@ -21,7 +21,11 @@ void record_scan(LoadReport& report, const std::string& path, const ScanSummary&
   report.parse_seconds = scan.seconds;
 }
 
-void log_skipped(Runtime& rt, const LoadReport& report) {
+void finish_report(Runtime& rt, LoadReport& report, std::chrono::steady_clock::time_point start,
+                   std::chrono::steady_clock::time_point route_start, std::int64_t records) {
+  report.route_seconds = rt.comm().allreduce(seconds_since(route_start), ReduceOp::max);
+  report.records = records;
+  report.total_seconds = rt.comm().allreduce(seconds_since(start), ReduceOp::max);
   if (report.bad_lines == 0) return;
   if (rt.rank() == 0)
     rt.logger().log(LogLevel::warn, "{}: skipped {} malformed line(s) of {}", report.path, report.bad_lines,
@@ -142,10 +146,7 @@ LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& 
   LibsvmData out{DistArray<float, 2>::sparse(rt, {samples, nf}, std::move(features), options.duplicates,
                                              options.partition),
                  DistArray<float, 1>::dense_from_entries(rt, {samples}, labels, Partition::range(0))};
-  rep.route_seconds = rt.comm().allreduce(io::detail::seconds_since(route_start), ReduceOp::max);
-  rep.records = out.features.nnz();
-  rep.total_seconds = rt.comm().allreduce(io::detail::seconds_since(start), ReduceOp::max);
-  io::detail::log_skipped(rt, rep);
+  io::detail::finish_report(rt, rep, start, route_start, out.features.nnz());
   return out;
 }
 

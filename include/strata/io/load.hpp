@@ -62,8 +62,11 @@ namespace io::detail {
 /// Opens the file on every rank; raises one IoError on every rank if any cannot.
 std::unique_ptr<MappedFile> open_everywhere(Runtime& rt, const std::string& path);
 
-/// Logs skipped lines (a count on rank 0, the first few on every rank that saw them).
-void log_skipped(Runtime& rt, const LoadReport& report);
+/// Completes a load's report (collective): routing and total times of the slowest
+/// rank, the records loaded; then logs skipped lines (a count on rank 0, the first
+/// few on every rank that saw them).
+void finish_report(Runtime& rt, LoadReport& report, std::chrono::steady_clock::time_point start,
+                   std::chrono::steady_clock::time_point route_start, std::int64_t records);
 
 using strata::detail::seconds_since;
 
@@ -142,10 +145,7 @@ DistArray<T, N> load_sparse(Runtime& rt, const std::string& path, const Parser& 
   const auto route_start = std::chrono::steady_clock::now();
   const Shape<N> s = shape ? *shape : io::detail::infer_shape(rt, entries);
   auto array = DistArray<T, N>::sparse(rt, s, std::move(entries), options.duplicates, options.partition);
-  rep.route_seconds = rt.comm().allreduce(io::detail::seconds_since(route_start), ReduceOp::max);
-  rep.records = array.nnz();
-  rep.total_seconds = rt.comm().allreduce(io::detail::seconds_since(start), ReduceOp::max);
-  io::detail::log_skipped(rt, rep);
+  io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;
 }
 

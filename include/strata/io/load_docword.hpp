@@ -36,11 +36,8 @@ DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOpt
     throw ParseError(path, 3, h.nnz_line,
                      fmt::format("the header promises {} records but the file holds {}", h.nnz, found));
   auto array = DistArray<T, 2>::sparse(rt, shape, std::move(entries), options.duplicates, options.partition);
-  rep.route_seconds = rt.comm().allreduce(io::detail::seconds_since(route_start), ReduceOp::max);
-  rep.records = array.nnz();
   rep.lines += 3;
-  rep.total_seconds = rt.comm().allreduce(io::detail::seconds_since(start), ReduceOp::max);
-  io::detail::log_skipped(rt, rep);
+  io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;
 }
 
