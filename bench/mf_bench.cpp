@@ -11,42 +11,27 @@
 
 #include "bench_util.hpp"
 #include "strata/io/load.hpp"
+#include "strata/kernels.hpp"
 #include "strata/loop/parallel_for.hpp"
 
 namespace {
 
-// The kernel of both versions: squared loss + L2, plain SGD step.
-// The dot product keeps 8 partial sums so the compiler can vectorise it without
-// -ffast-math (a single running sum fixes the order of additions).
-template <int K>
-inline void sgd(float* __restrict w, float* __restrict h, float r, float lr, float reg) {
-  static_assert(K % 8 == 0);
-  float part[8] = {};
-  for (int k = 0; k < K; k += 8)
-    for (int j = 0; j < 8; ++j) part[j] += w[k + j] * h[k + j];
-  const float e = r - (((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])));
-  for (int k = 0; k < K; ++k) {
-    const float wk = w[k];
-    w[k] += lr * (e * h[k] - reg * wk);
-    h[k] += lr * (e * wk - reg * h[k]);
-  }
-}
-
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-template <int K>
-int run(strata::Runtime& rt, const std::string& path, int passes) {
+int run(strata::Runtime& rt, const std::string& path, int K, int passes, const strata::LoopOptions& options) {
   auto R = strata::load_sparse<float, 2>(rt, path, strata::parse::triplets);
   R.set_name("R");
   auto W = strata::DistArray<float, 2>::randn(rt, {R.extent(0), K}, 0.1).set_name("W");
   auto H = strata::DistArray<float, 2>::randn(rt, {R.extent(1), K}, 0.1).set_name("H");
   const float lr = 0.005f, reg = 0.02f;
   auto body = [&](const strata::Index<2>& ij, float r) {
-    sgd<K>(W.row(ij[0]).data(), H.row(ij[1]).data(), r, lr, reg);
+    strata::kernels::sgd_mf_step(W.row(ij[0]).data(), H.row(ij[1]).data(), K, r, lr, reg);
   };
+  // One call site, so every call finds the plan the first one made.
+  auto pass = [&]() -> const strata::loop::Plan& { return strata::parallel_for(R, body, options); };
   // The first call plans the loop (reconnaissance + analysis + layout) and runs it.
   double t0 = now();
-  const strata::loop::Plan& plan = strata::parallel_for(R, body);
+  const strata::loop::Plan& plan = pass();
   const double first_call = now() - t0;
   // The serial twin (one process only): plain vectors, same kernel, same order.
   // Its passes alternate with Strata's so drifting machine speed hits both alike.
@@ -58,16 +43,24 @@ int run(strata::Runtime& rt, const std::string& path, int passes) {
   std::vector<float> w = W.gather(), h = H.gather();
   if (rt.size() == 1)
     for (const auto& ij : strata::equivalent_order(R, plan)) order.push_back({ij[0], ij[1], *R.find(ij)});
-  std::vector<double> strata_s, serial_s;
+  std::vector<double> strata_s, serial_s, wait_s, recon_s;
   for (int p = 0; p < passes; ++p) {
+    // The reconnaissance pass again, timed between passes like everything else (the
+    // first call's figure is a single sample taken while the caches were cold).
     rt.comm().barrier();
     double t = now();
-    strata::parallel_for(R, body);
+    strata::loop::detail::reconnoitre(R, body, false);
+    recon_s.push_back(rt.comm().allreduce(now() - t, strata::ReduceOp::max));
+    rt.comm().barrier();
+    t = now();
+    pass();
     strata_s.push_back(now() - t);
+    wait_s.push_back(plan.last_wait_seconds);
     if (order.empty()) continue;
     t = now();
     for (const auto& x : order)
-      sgd<K>(&w[static_cast<std::size_t>(x.u * K)], &h[static_cast<std::size_t>(x.i * K)], x.r, lr, reg);
+      strata::kernels::sgd_mf_step(&w[static_cast<std::size_t>(x.u * K)], &h[static_cast<std::size_t>(x.i * K)], K, x.r,
+                                   lr, reg);
     serial_s.push_back(now() - t);
   }
   const double strata_med = strata::bench::median(strata_s);
@@ -76,15 +69,17 @@ int run(strata::Runtime& rt, const std::string& path, int passes) {
   if (!order.empty() && W.gather() != w)
     std::fprintf(stderr, "warning: the serial twin's model differs from Strata's\n");
   if (rt.rank() == 0) {
-    std::printf("machine: %s\n", strata::bench::machine().c_str());
+    std::printf("machine: %s; kernels: %s\n", strata::bench::machine().c_str(), strata::kernels::instruction_set());
     std::printf("%lld ratings, %lld users x %lld items, rank %d; %d rank(s) x %d thread(s); median of %d passes\n",
                 static_cast<long long>(R.nnz()), static_cast<long long>(R.extent(0)),
                 static_cast<long long>(R.extent(1)), K, rt.size(), rt.threads(), passes);
     std::printf("plan: %s; reconnaissance %.3f s, planning %.3f s (first call, planning and one pass: %.3f s)\n",
                 strata::analysis::to_string(plan.choice.strategy).c_str(), plan.recon_seconds, plan.plan_seconds,
                 first_call);
-    std::printf("strata pass: %.3f s  = %.1f M ratings/s  (reconnaissance / pass = %.2f)\n", strata_med, rate / 1e6,
-                plan.recon_seconds / strata_med);
+    const double recon_med = strata::bench::median(recon_s);
+    std::printf("strata pass: %.3f s  = %.1f M ratings/s; threads waited for blocks %.3f s\n", strata_med, rate / 1e6,
+                strata::bench::median(wait_s));
+    std::printf("reconnaissance pass: %.3f s  = %.2f passes\n", recon_med, recon_med / strata_med);
     if (serial_med > 0)
       std::printf("serial twin: %.3f s  = %.1f M ratings/s  (strata overhead %+.1f %%)\n", serial_med,
                   static_cast<double>(R.nnz()) / serial_med / 1e6, 100.0 * (strata_med / serial_med - 1.0));
@@ -97,23 +92,20 @@ int run(strata::Runtime& rt, const std::string& path, int passes) {
 int main(int argc, char** argv) try {
   strata::Runtime rt(argc, argv);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: strata-mf-bench FILE [--rank 16|32|64|128] [--passes P]\n");
+    std::fprintf(stderr, "usage: strata-mf-bench FILE [--rank K] [--passes P] [--blocks-per-worker B]\n");
     return 2;
   }
   int rank = 64, passes = 5;
+  strata::LoopOptions options;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--rank") rank = std::atoi(argv[i + 1]);
     else if (a == "--passes") passes = std::max(1, std::atoi(argv[i + 1]));
+    else if (a == "--blocks-per-worker") options.blocks_per_worker = std::max(1, std::atoi(argv[i + 1]));
     else throw strata::OptionError("unknown option " + a);
   }
-  switch (rank) {
-    case 16: return run<16>(rt, argv[1], passes);
-    case 32: return run<32>(rt, argv[1], passes);
-    case 64: return run<64>(rt, argv[1], passes);
-    case 128: return run<128>(rt, argv[1], passes);
-  }
-  throw strata::OptionError("--rank must be 16, 32, 64 or 128");
+  if (rank < 1) throw strata::OptionError("--rank must be a positive integer");
+  return run(rt, argv[1], rank, passes, options);
 } catch (const strata::Error& e) {
   std::fprintf(stderr, "strata-mf-bench: %s\n", e.what());
   return 1;

@@ -467,10 +467,11 @@ class DistArray : public detail::ArrayBase {
   }
 
   // The hot path of loop bodies, kept small so it inlines: a dense array whose box is
-  // contiguous in every dimension, no observer. Everything else goes to row_slow.
+  // contiguous in every dimension. Observed accesses (reconnaissance, checked runs)
+  // and everything else go to row_slow.
   [[gnu::always_inline]] std::span<T> row_span(const Index<N>& i, const std::source_location& where,
                                                detail::AccessMode mode) {
-    if (rows_fast_ && !detail::t_observer) [[likely]] {
+    if (rows_fast_) [[likely]] {
       std::int64_t off = 0;
       bool inside = true;
       for (std::size_t d = 0; d + 1 < N; ++d) {
@@ -478,21 +479,27 @@ class DistArray : public detail::ArrayBase {
         inside &= rel < static_cast<std::uint64_t>(box_size_[d]);
         off += static_cast<std::int64_t>(rel) * strides_[d];
       }
-      if (inside) [[likely]]
+      if (inside && !detail::t_observer) [[likely]]
         return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
+      if (inside) return observed_row(i, where, mode, dense_.data() + off);
     }
     return row_slow(i, where, mode);
   }
 
   [[gnu::noinline]] std::span<T> row_slow(const Index<N>& i, const std::source_location& where,
                                           detail::AccessMode mode) {
-    const auto len = static_cast<std::size_t>(shape_[N - 1]);
     if (sparse_) throw ShapeError("row() needs a dense array");
     if (box_[N - 1].size() != shape_[N - 1])
       throw ShapeError(fmt::format("row(): the last dimension is partitioned ({})", dist_.describe()));
     const std::int64_t off = in_bounds(i, shape_) ? local_offset(i) : -1;
-    T* p = off < 0 ? nullptr : dense_.data() + off;
-    if (detail::t_observer) [[unlikely]] {
+    return observed_row(i, where, mode, off < 0 ? nullptr : dense_.data() + off);
+  }
+
+  // A row at `p` (nullptr: not held here), shown to the thread's observer if any.
+  [[gnu::noinline]] std::span<T> observed_row(const Index<N>& i, const std::source_location& where,
+                                              detail::AccessMode mode, T* p) {
+    const auto len = static_cast<std::size_t>(shape_[N - 1]);
+    if (detail::t_observer) {
       void* alt = detail::t_observer->on_access(*this, where, mode, i, true, p, len * sizeof(T));
       if (alt) return {static_cast<T*>(alt), len};
     }

@@ -40,22 +40,9 @@ SubscriptFitter::SubscriptFitter(int iter_dims) {
   dims_.resize(static_cast<std::size_t>(iter_dims));
 }
 
-void SubscriptFitter::observe(std::span<const std::int64_t> p, std::int64_t subscript) {
-  if (p.size() != dims_.size())
-    throw ShapeError(
-        fmt::format("SubscriptFitter: iteration index has {} coordinates, the loop has {}",
-                    p.size(), dims_.size()));
-  if (points_ == 0) {
-    value_ = subscript;
-    for (std::size_t k = 0; k < dims_.size(); ++k) dims_[k] = {subscript - p[k], true};
-  } else {
-    constant_ = constant_ && subscript == value_;
-    for (std::size_t k = 0; k < dims_.size(); ++k) {
-      PerDim& d = dims_[k];
-      d.fits = d.fits && subscript - p[k] == d.offset;
-    }
-  }
-  ++points_;
+void SubscriptFitter::throw_wrong_dims(std::size_t got) const {
+  throw ShapeError(fmt::format("SubscriptFitter: iteration index has {} coordinates, the loop has {}", got,
+                               dims_.size()));
 }
 
 Subscript SubscriptFitter::result() const {

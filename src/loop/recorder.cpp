@@ -13,15 +13,31 @@ Recorder::Recorder(int iter_dims, bool record_elements) : iter_dims_(iter_dims),
 
 Recorder::~Recorder() = default;
 
-SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode) {
-  // Bodies cycle through a handful of sites: try the last one, then scan.
-  auto matches = [&](const SiteRecord& s) {
-    return s.line == where.line() && s.column == where.column() && s.array_id == array.array_id() &&
-           s.mode == mode && (s.file == where.file_name() || std::strcmp(s.file, where.file_name()) == 0);
-  };
-  if (last_site_ < sites_.size() && matches(sites_[last_site_])) return sites_[last_site_];
+namespace {
+
+bool same_site(const SiteRecord& s, const detail::ArrayBase& array, const std::source_location& where,
+               detail::AccessMode mode) {
+  return s.line == where.line() && s.column == where.column() && s.array_id == array.array_id() && s.mode == mode &&
+         (s.file == where.file_name() || std::strcmp(s.file, where.file_name()) == 0);
+}
+
+}  // namespace
+
+// Bodies cycle through a handful of sites in the same order every iteration, so the
+// site after the last one is almost always the one; the rest is out of line.
+[[gnu::always_inline]] inline SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_location& where,
+                                                             detail::AccessMode mode) {
+  const std::size_t next = last_site_ + 1 < sites_.size() ? last_site_ + 1 : 0;
+  if (next < sites_.size() && same_site(sites_[next], array, where, mode)) [[likely]] {
+    last_site_ = next;
+    return sites_[next];
+  }
+  return find_site(array, where, mode);
+}
+
+SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode) {
   for (std::size_t k = 0; k < sites_.size(); ++k)
-    if (matches(sites_[k])) {
+    if (same_site(sites_[k], array, where, mode)) {
       last_site_ = k;
       return sites_[k];
     }
@@ -40,9 +56,33 @@ SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_locat
   return sites_.back();
 }
 
+[[gnu::always_inline]] inline void* Recorder::scratch_for(void* real, std::size_t bytes, detail::AccessMode mode) {
+  const auto* p = static_cast<const std::byte*>(real);
+  // An element or row this iteration already copied (or one containing it): hand out
+  // the copy, so the iteration sees its own writes.
+  if (p)
+    for (std::size_t k = 0; k < used_; ++k) {
+      const Slot& s = slots_[k];
+      if (s.real && p >= s.real && p + bytes <= s.real + s.bytes) return s.buf.get() + (p - s.real);
+    }
+  // Reads of local elements see the real memory; writes get a copy, and elements of
+  // other ranks read as zeros.
+  if (p && mode == detail::AccessMode::read) return nullptr;
+  if (used_ == slots_.size()) slots_.emplace_back();
+  Slot& s = slots_[used_++];
+  if (s.capacity < bytes) {
+    s.buf = std::make_unique<std::byte[]>(bytes);
+    s.capacity = bytes;
+  }
+  s.real = p;
+  s.bytes = bytes;
+  if (p) std::memcpy(s.buf.get(), p, bytes);
+  else std::memset(s.buf.get(), 0, bytes);
+  return s.buf.get();
+}
+
 void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
                           std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) {
-  ++accesses_;
   SiteRecord& s = site_for(array, where, mode);
   ++s.count;
   const std::size_t n = s.fitters.size();
@@ -55,42 +95,7 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
     for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != detail::AccessMode::read});
   }
-  // Reads see the real element; writes go to a private copy, so the pass changes
-  // nothing and threads running it side by side never write shared memory. Arrays
-  // of moderate size get a whole private shadow on their first write (one copy per
-  // pass instead of one per access); larger ones get a copy of each element written.
-  if (real) {
-    Shadow* sh = shadow_for(array, mode != detail::AccessMode::read);
-    if (sh) return sh->bytes.data() + (static_cast<std::byte*>(real) - sh->base);
-    if (mode == detail::AccessMode::read) return nullptr;
-  }
-  // Hand out scratch that lives until the next iteration: a copy of the element, or
-  // zeros when it is held by another rank.
-  if (scratch_used_ == scratch_.size()) {
-    scratch_.push_back(nullptr);
-    scratch_size_.push_back(0);
-  }
-  auto& buf = scratch_[scratch_used_];
-  auto& cap = scratch_size_[scratch_used_];
-  if (cap < bytes) {
-    buf = std::make_unique<std::byte[]>(bytes);
-    cap = bytes;
-  }
-  if (real) std::memcpy(buf.get(), real, bytes);
-  else std::memset(buf.get(), 0, bytes);
-  ++scratch_used_;
-  return buf.get();
-}
-
-Recorder::Shadow* Recorder::shadow_for(detail::ArrayBase& array, bool create) {
-  for (auto& sh : shadows_)
-    if (sh.array_id == array.array_id()) return &sh;
-  if (!create) return nullptr;
-  constexpr std::size_t kMaxShadow = std::size_t{256} << 20;
-  const auto bytes = array.local_bytes();
-  if (bytes.size() > kMaxShadow) return nullptr;
-  shadows_.push_back({array.array_id(), bytes.data(), std::vector<std::byte>(bytes.begin(), bytes.end())});
-  return &shadows_.back();
+  return scratch_for(real, bytes, mode);
 }
 
 analysis::Subscript combine(const analysis::Subscript& a, const analysis::Subscript& b) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/stopwatch.hpp"
 #include "strata/error.hpp"
 #include "strata/loop/worker.hpp"
 
@@ -71,14 +72,15 @@ std::span<std::byte> block_bytes(const TravellingArray& a, int b) {
 
 }  // namespace
 
-void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
-                  const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only) {
+double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
+                    const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only) {
   const int T = rt.threads(), r = rank0_only ? 0 : rt.rank();
-  if (rank0_only && rt.rank() != 0) return;
+  if (rank0_only && rt.rank() != 0) return 0.0;
   STRATA_CHECK(s.workers == (rank0_only ? 1 : rt.size()) * T, "schedule workers must be ranks x threads");
   auto rank_of = [&](int worker) { return worker / T; };
   std::vector<BlockState> state(static_cast<std::size_t>(s.blocks));
   const double timeout = rt.comm().timeout();
+  std::vector<double> waited(static_cast<std::size_t>(T), 0.0);
   rt.pool().run([&](int t) {
     detail::t_worker = t;
     const int w = r * T + t;
@@ -87,6 +89,7 @@ void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray
       const int b = order[static_cast<std::size_t>(step)];
       const int u = s.use_of(w, b);
       if (u > 0) {
+        const auto wait_start = std::chrono::steady_clock::now();
         const int prev = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u - 1)];
         if (rank_of(prev) != r) {
           for (auto& a : travelling)
@@ -102,6 +105,7 @@ void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray
               throw TimeoutError(fmt::format("time block {} from worker {} (thread wait)", b, prev), r, timeout);
           }
         }
+        waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
       }
       run_block(t, step, b);
       state[static_cast<std::size_t>(b)].released.store(u + 1, std::memory_order_release);
@@ -111,9 +115,14 @@ void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray
           for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(next), b);
       }
     }
+    const auto drain_start = std::chrono::steady_clock::now();
     rt.comm().wait_sends();
+    waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(drain_start);
     detail::t_worker = 0;
   });
+  double total = 0;
+  for (double w : waited) total += w;
+  return total;
 }
 
 }  // namespace strata::loop

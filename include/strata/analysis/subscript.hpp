@@ -65,13 +65,29 @@ class SubscriptFitter {
   explicit SubscriptFitter(int iter_dims);
 
   /// One point access: iteration index `iteration` (size iter_dims) used `subscript`.
-  void observe(std::span<const std::int64_t> iteration, std::int64_t subscript);
+  /// Inline: the reconnaissance pass calls it for every subscript of every access.
+  void observe(std::span<const std::int64_t> iteration, std::int64_t subscript) {
+    if (iteration.size() != dims_.size()) [[unlikely]]
+      throw_wrong_dims(iteration.size());
+    if (points_ == 0) {
+      value_ = subscript;
+      for (std::size_t k = 0; k < dims_.size(); ++k) dims_[k] = {subscript - iteration[k], true};
+    } else {
+      constant_ = constant_ && subscript == value_;
+      for (std::size_t k = 0; k < dims_.size(); ++k) {
+        PerDim& d = dims_[k];
+        d.fits = d.fits && subscript - iteration[k] == d.offset;
+      }
+    }
+    ++points_;
+  }
   /// One access that covered the whole dimension.
   void observe_whole() { whole_ = true; }
   /// The best form for everything observed so far.
   Subscript result() const;
 
  private:
+  [[noreturn]] void throw_wrong_dims(std::size_t got) const;
   struct PerDim {
     std::int64_t offset = 0;  // subscript - p[k] at the first observation
     bool fits = true;         // subscript - p[k] was `offset` every time

@@ -97,6 +97,9 @@ struct Plan {
   std::int64_t bytes_per_pass = 0;  ///< bytes of travelling rows moved between ranks per pass
 
   double recon_seconds = 0, plan_seconds = 0;
+  /// The last run on this rank: its wall time, and the seconds its threads spent
+  /// waiting for time blocks (summed over threads; 2-D plans only).
+  double last_run_seconds = 0, last_wait_seconds = 0;
   std::int64_t recon_accesses = 0;
   std::uint64_t space_version = 0;
   struct ArrayState {

@@ -1,15 +1,15 @@
 // The reconnaissance pass: runs a loop body once over this rank's iterations and
 // records, per static access site, how each array subscript relates to the
-// iteration index (analysis::SubscriptFitter). Reads see the real elements; every
-// write goes to a private scratch copy, so the pass leaves no trace and several
-// threads can run it side by side; accesses to elements held by other ranks get
-// zeroed scratch memory.
+// iteration index (analysis::SubscriptFitter). Reads see the real elements as they
+// were before the loop; every write goes to a scratch copy of its element or row
+// that lives until the end of the iteration (later accesses of the same iteration
+// see it), so the pass leaves no trace and several threads can run it side by
+// side; accesses to elements held by other ranks get zeroed scratch memory.
 // Optionally it also records every element each iteration touches, for the exact
 // conflict groups of loops with irregular subscripts.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <source_location>
 #include <span>
@@ -37,7 +37,9 @@ struct SiteRecord {
   std::uint32_t line = 0, column = 0;
 };
 
-class Recorder final : public detail::AccessObserver {
+// Cache-line aligned: each thread updates its own recorder at every access, and
+// neighbours in a vector must not share a line.
+class alignas(64) Recorder final : public detail::AccessObserver {
  public:
   Recorder(int iter_dims, bool record_elements);
   ~Recorder() override;
@@ -49,7 +51,7 @@ class Recorder final : public detail::AccessObserver {
   void begin_iteration(std::span<const std::int64_t> index, std::int64_t ordinal) {
     iteration_ = index;
     ordinal_ = ordinal;
-    scratch_used_ = 0;
+    used_ = 0;
   }
 
   void* on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
@@ -57,29 +59,34 @@ class Recorder final : public detail::AccessObserver {
 
   const std::vector<SiteRecord>& sites() const { return sites_; }
   const std::vector<analysis::ElementAccess>& elements() const { return elements_; }
-  std::int64_t accesses() const { return accesses_; }
+  std::int64_t accesses() const {
+    std::int64_t n = 0;
+    for (const auto& s : sites_) n += s.count;
+    return n;
+  }
 
  private:
-  struct Shadow {
-    std::uint64_t array_id;
-    std::byte* base;               // the array's local storage
-    std::vector<std::byte> bytes;  // this recorder's private copy of it
+  // Scratch memory handed out during the current iteration.
+  struct Slot {
+    const std::byte* real = nullptr;  // the element or row it copies (nullptr: not local)
+    std::size_t bytes = 0;
+    std::unique_ptr<std::byte[]> buf;
+    std::size_t capacity = 0;
   };
   SiteRecord& site_for(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode);
-  Shadow* shadow_for(detail::ArrayBase& array, bool create);
+  [[gnu::noinline]] SiteRecord& find_site(detail::ArrayBase& array, const std::source_location& where,
+                                          detail::AccessMode mode);
+  void* scratch_for(void* real, std::size_t bytes, detail::AccessMode mode);
 
   int iter_dims_;
   bool record_elements_;
   std::span<const std::int64_t> iteration_;
   std::int64_t ordinal_ = 0;
-  std::int64_t accesses_ = 0;
   std::vector<SiteRecord> sites_;
   std::size_t last_site_ = 0;
-  std::vector<std::unique_ptr<std::byte[]>> scratch_;
-  std::vector<std::size_t> scratch_size_;
-  std::size_t scratch_used_ = 0;
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;  // slots_ in use by the current iteration
   std::vector<analysis::ElementAccess> elements_;
-  std::deque<Shadow> shadows_;  // deque: pointers into it stay valid as it grows
 };
 
 /// Combines the fits of one site made on different ranks (or threads): equal fits

@@ -57,7 +57,8 @@ struct TravellingArray {
 /// run_block(t, step, block) for each of its blocks. Rows of `travelling` arrays are
 /// received before and sent after each block whose neighbour user is on another rank.
 /// With `rank0_only`, the schedule's workers are rank 0's threads alone (gathered plans).
-void run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
+/// Returns the seconds this rank's threads spent waiting for blocks, summed.
+double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
                   const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only = false);
 
 }  // namespace strata::loop

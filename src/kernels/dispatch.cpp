@@ -1,0 +1,77 @@
+// Picks the kernels' instruction set once per process: the widest the CPU and the
+// operating system support, unless STRATA_KERNELS names one.
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+#include "strata/kernels.hpp"
+
+namespace strata::kernels {
+
+#define STRATA_DECLARE_KERNELS(ns)                                                       \
+  namespace ns {                                                                         \
+  float dot(const float* a, const float* b, std::size_t n);                              \
+  void axpy(float alpha, const float* x, float* y, std::size_t n);                       \
+  float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg);     \
+  }
+STRATA_DECLARE_KERNELS(baseline)
+STRATA_DECLARE_KERNELS(avx2)
+STRATA_DECLARE_KERNELS(avx512)
+#undef STRATA_DECLARE_KERNELS
+
+namespace {
+
+using Table = detail::KernelSet;
+
+constexpr Table kBaseline{"baseline", baseline::dot, baseline::axpy, baseline::sgd_mf_step};
+constexpr Table kAvx2{"avx2", avx2::dot, avx2::axpy, avx2::sgd_mf_step};
+constexpr Table kAvx512{"avx512", avx512::dot, avx512::axpy, avx512::sgd_mf_step};
+
+bool cpu_has(const std::string& isa) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (isa == "avx512") return __builtin_cpu_supports("avx512f");
+  if (isa == "avx2") return __builtin_cpu_supports("avx2");
+  return true;
+#else
+  return isa == "baseline";
+#endif
+}
+
+const Table& choose() {
+  if (const char* forced = std::getenv("STRATA_KERNELS"); forced && *forced) {
+    const std::string isa = forced;
+    if (isa != "baseline" && isa != "avx2" && isa != "avx512")
+      throw OptionError(fmt::format("STRATA_KERNELS={}: expected baseline, avx2 or avx512", isa));
+    if (!cpu_has(isa)) throw OptionError(fmt::format("STRATA_KERNELS={}: this CPU does not support it", isa));
+    return isa == "avx512" ? kAvx512 : isa == "avx2" ? kAvx2 : kBaseline;
+  }
+  if (cpu_has("avx512")) return kAvx512;
+  if (cpu_has("avx2")) return kAvx2;
+  return kBaseline;
+}
+
+const Table& table() {
+  static const Table& t = choose();
+  return t;
+}
+
+}  // namespace
+
+float dot(const float* a, const float* b, std::size_t n) { return table().dot(a, b, n); }
+void axpy(float alpha, const float* x, float* y, std::size_t n) { table().axpy(alpha, x, y, n); }
+float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg) {
+  return table().sgd_mf_step(w, h, n, r, lr, reg);
+}
+const char* instruction_set() { return table().name; }
+
+const detail::KernelSet* detail::kernel_set(const char* isa) {
+  const std::string name = isa ? isa : "";
+  if (name != "baseline" && name != "avx2" && name != "avx512") return nullptr;
+  if (!cpu_has(name)) return nullptr;
+  return name == "avx512" ? &kAvx512 : name == "avx2" ? &kAvx2 : &kBaseline;
+}
+
+}  // namespace strata::kernels

@@ -1,0 +1,74 @@
+// The kernels' one implementation, included by each instruction-set translation unit
+// inside its own namespace (STRATA_KERNEL_NS). It is written with GCC vector types
+// of 16 floats, which the compiler lowers to one AVX-512 register, two AVX2
+// registers or four SSE registers; lane-wise operations give the same results at
+// every width, and the reductions below fix the order of the remaining additions.
+// These files are compiled with -ffp-contract=off so no multiply-add is fused.
+#include <cstddef>
+#include <cstring>
+
+namespace strata::kernels::STRATA_KERNEL_NS {
+
+typedef float f16 __attribute__((vector_size(64)));
+
+inline f16 load(const float* p) {
+  f16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, f16 v) { std::memcpy(p, &v, sizeof v); }
+inline f16 splat(float x) { return f16{} + x; }
+
+// Lanes summed pairwise: (0..7)+(8..15), then halves again down to one.
+inline float reduce(f16 v) {
+  float l[16];
+  std::memcpy(l, &v, sizeof l);
+  for (int width = 8; width >= 1; width /= 2)
+    for (int k = 0; k < width; ++k) l[k] += l[k + width];
+  return l[0];
+}
+
+// Two accumulators of 16 lanes take alternate chunks of 16 elements (so two
+// independent chains of additions hide their latency); a scalar tail follows.
+float dot(const float* a, const float* b, std::size_t n) {
+  f16 acc0{}, acc1{};
+  std::size_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    acc0 += load(a + k) * load(b + k);
+    acc1 += load(a + k + 16) * load(b + k + 16);
+  }
+  if (k + 16 <= n) {
+    acc0 += load(a + k) * load(b + k);
+    k += 16;
+  }
+  float sum = reduce(acc0 + acc1);
+  for (; k < n; ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+void axpy(float alpha, const float* x, float* y, std::size_t n) {
+  const f16 a = splat(alpha);
+  std::size_t k = 0;
+  for (; k + 16 <= n; k += 16) store(y + k, load(y + k) + a * load(x + k));
+  for (; k < n; ++k) y[k] += alpha * x[k];
+}
+
+float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg) {
+  const float e = r - dot(w, h, n);
+  const float shrink = 1.0f - lr * reg, step = lr * e;
+  const f16 a = splat(shrink), b = splat(step);
+  std::size_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    const f16 wk = load(w + k), hk = load(h + k);
+    store(w + k, a * wk + b * hk);
+    store(h + k, a * hk + b * wk);
+  }
+  for (; k < n; ++k) {
+    const float wk = w[k], hk = h[k];
+    w[k] = shrink * wk + step * hk;
+    h[k] = shrink * hk + step * wk;
+  }
+  return e;
+}
+
+}  // namespace strata::kernels::STRATA_KERNEL_NS
