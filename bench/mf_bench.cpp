@@ -1,8 +1,10 @@
 // One SGD matrix-factorisation pass at rank K over a rating file: Strata's
 // parallel_for (2-D plan) against a hand-written serial loop running the same kernel
-// over the ratings in the same order. Prints medians over repeated passes.
+// (strata::kernels::sgd_mf_step) over the ratings in the same order, plus the cost
+// of the reconnaissance pass. Prints medians over repeated passes; the three are
+// timed alternately so the machine's drifting speed hits them alike.
 //
-//   strata-mf-bench FILE [--rank K] [--passes P] [--strata-threads T]
+//   strata-mf-bench FILE [--rank K] [--passes P] [--blocks-per-worker B] [--strata-threads T]
 //   mpirun -np 2 strata-mf-bench FILE --strata-threads=1
 #include <chrono>
 #include <cstdio>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Foundation benchmarks: loading throughput of a 10M-line rating file and the cost
-# of repartitioning a 10M-element array. Prints medians; never fails on time.
+# Benchmarks: loading throughput of a 10M-line rating file, the cost of
+# repartitioning a 10M-element array, and one SGD matrix-factorisation pass with
+# parallel_for against its serial twin. Prints medians; never fails on time.
 #   scripts/bench.sh            (REPEAT=5 by default; RUNS=3 processes per setting)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,8 @@ source scripts/lib/common.sh
 strata_ensure_packages
 strata_mpi_env
 REPEAT=${REPEAT:-5}
-# STRATA_ARCH=x86-64-v3 scripts/bench.sh measures with AVX2 (the default build is x86-64-v2).
+# The default build is x86-64-v2; the vector kernels pick AVX2/AVX-512 at run time
+# anyway. STRATA_ARCH=x86-64-v3 scripts/bench.sh compiles everything else for AVX2.
 strata_build build-release -DCMAKE_BUILD_TYPE=Release -DSTRATA_BUILD_TESTS=OFF -DSTRATA_ARCH="${STRATA_ARCH:-x86-64-v2}"
 mkdir -p data
 file=data/ratings-10M.txt
