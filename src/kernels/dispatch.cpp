@@ -29,15 +29,14 @@ constexpr Table kBaseline{"baseline", baseline::dot, baseline::axpy, baseline::s
 constexpr Table kAvx2{"avx2", avx2::dot, avx2::axpy, avx2::sgd_mf_step};
 constexpr Table kAvx512{"avx512", avx512::dot, avx512::axpy, avx512::sgd_mf_step};
 
-bool cpu_has(const std::string& isa) {
+// The kernels named `isa` if the CPU (and OS) support them, widest first.
+const Table* supported(const std::string& isa) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (isa == "avx512") return __builtin_cpu_supports("avx512f");
-  if (isa == "avx2") return __builtin_cpu_supports("avx2");
-  return true;
-#else
-  return isa == "baseline";
+  if (isa == "avx512") return __builtin_cpu_supports("avx512f") ? &kAvx512 : nullptr;
+  if (isa == "avx2") return __builtin_cpu_supports("avx2") ? &kAvx2 : nullptr;
 #endif
+  return isa == "baseline" ? &kBaseline : nullptr;
 }
 
 const Table& choose() {
@@ -45,11 +44,11 @@ const Table& choose() {
     const std::string isa = forced;
     if (isa != "baseline" && isa != "avx2" && isa != "avx512")
       throw OptionError(fmt::format("STRATA_KERNELS={}: expected baseline, avx2 or avx512", isa));
-    if (!cpu_has(isa)) throw OptionError(fmt::format("STRATA_KERNELS={}: this CPU does not support it", isa));
-    return isa == "avx512" ? kAvx512 : isa == "avx2" ? kAvx2 : kBaseline;
+    if (const Table* t = supported(isa)) return *t;
+    throw OptionError(fmt::format("STRATA_KERNELS={}: this CPU does not support it", isa));
   }
-  if (cpu_has("avx512")) return kAvx512;
-  if (cpu_has("avx2")) return kAvx2;
+  for (const char* isa : {"avx512", "avx2"})
+    if (const Table* t = supported(isa)) return *t;
   return kBaseline;
 }
 
@@ -67,11 +66,6 @@ float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float re
 }
 const char* instruction_set() { return table().name; }
 
-const detail::KernelSet* detail::kernel_set(const char* isa) {
-  const std::string name = isa ? isa : "";
-  if (name != "baseline" && name != "avx2" && name != "avx512") return nullptr;
-  if (!cpu_has(name)) return nullptr;
-  return name == "avx512" ? &kAvx512 : name == "avx2" ? &kAvx2 : &kBaseline;
-}
+const detail::KernelSet* detail::kernel_set(const char* isa) { return supported(isa ? isa : ""); }
 
 }  // namespace strata::kernels
