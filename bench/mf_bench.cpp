@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <source_location>
 #include <string>
 
 #include "bench_util.hpp"
@@ -30,7 +31,8 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
     strata::kernels::sgd_mf_step(W.row(ij[0]).data(), H.row(ij[1]).data(), K, r, lr, reg);
   };
   // One call site, so every call finds the plan the first one made.
-  auto pass = [&]() -> const strata::loop::Plan& { return strata::parallel_for(R, body, options); };
+  const auto site = std::source_location::current();
+  auto pass = [&]() -> const strata::loop::Plan& { return strata::parallel_for(R, body, options, site); };
   // The first call plans the loop (reconnaissance + analysis + layout) and runs it.
   double t0 = now();
   const strata::loop::Plan& plan = pass();
@@ -45,7 +47,7 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
   std::vector<float> w = W.gather(), h = H.gather();
   if (rt.size() == 1)
     for (const auto& ij : strata::equivalent_order(R, plan)) order.push_back({ij[0], ij[1], *R.find(ij)});
-  std::vector<double> strata_s, serial_s, wait_s, recon_s;
+  std::vector<double> strata_s, serial_s, wait_s, recon_s, sample_s, verify_s;
   for (int p = 0; p < passes; ++p) {
     // The reconnaissance pass again, timed between passes like everything else (the
     // first call's figure is a single sample taken while the caches were cold).
@@ -53,6 +55,21 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
     double t = now();
     strata::loop::detail::reconnoitre(R, body, false);
     recon_s.push_back(rt.comm().allreduce(now() - t, strata::ReduceOp::max));
+    // The speculative first run, timed again too: the sampled reconnaissance, and a
+    // run that checks every access against the plan (undone afterwards).
+    if (plan.recon_stride > 1) {
+      rt.comm().barrier();
+      t = now();
+      strata::loop::detail::reconnoitre(R, body, false, plan.recon_stride);
+      sample_s.push_back(rt.comm().allreduce(now() - t, strata::ReduceOp::max));
+      strata::detail::RunSnapshot before({&W, &H});
+      strata::loop::Plan& same = strata::plan_loop(R, body, options, site);
+      rt.comm().barrier();
+      t = now();
+      strata::loop::detail::run_plan(R, body, same, options, true);
+      verify_s.push_back(rt.comm().allreduce(now() - t, strata::ReduceOp::max));
+      before.restore();
+    }
     rt.comm().barrier();
     t = now();
     pass();
@@ -81,7 +98,13 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
     const double recon_med = strata::bench::median(recon_s);
     std::printf("strata pass: %.3f s  = %.1f M ratings/s; threads waited for blocks %.3f s\n", strata_med, rate / 1e6,
                 strata::bench::median(wait_s));
-    std::printf("reconnaissance pass: %.3f s  = %.2f passes\n", recon_med, recon_med / strata_med);
+    std::printf("full reconnaissance pass: %.3f s  = %.2f passes\n", recon_med, recon_med / strata_med);
+    if (!sample_s.empty()) {
+      const double sample = strata::bench::median(sample_s), verify = strata::bench::median(verify_s);
+      std::printf("sampled reconnaissance (1 in %d): %.3f s; checked first run: %.3f s (+%.3f s); together %.2f "
+                  "passes beyond the run itself\n",
+                  plan.recon_stride, sample, verify, verify - strata_med, (sample + verify - strata_med) / strata_med);
+    }
     if (serial_med > 0)
       std::printf("serial twin: %.3f s  = %.1f M ratings/s  (strata overhead %+.1f %%)\n", serial_med,
                   static_cast<double>(R.nnz()) / serial_med / 1e6, 100.0 * (strata_med / serial_med - 1.0));

@@ -35,14 +35,14 @@ std::string Subscript::describe(std::span<const std::string> names) const {
 }
 
 SubscriptFitter::SubscriptFitter(int iter_dims) {
-  if (iter_dims < 0)
-    throw ShapeError(fmt::format("SubscriptFitter: negative iteration rank {}", iter_dims));
-  dims_.resize(static_cast<std::size_t>(iter_dims));
+  if (iter_dims < 0 || iter_dims > max_dims)
+    throw ShapeError(fmt::format("SubscriptFitter: iteration rank {} is outside 0..{}", iter_dims, max_dims));
+  dims_ = static_cast<std::size_t>(iter_dims);
 }
 
 void SubscriptFitter::throw_wrong_dims(std::size_t got) const {
   throw ShapeError(fmt::format("SubscriptFitter: iteration index has {} coordinates, the loop has {}", got,
-                               dims_.size()));
+                               dims_));
 }
 
 Subscript SubscriptFitter::result() const {
@@ -50,8 +50,8 @@ Subscript SubscriptFitter::result() const {
   if (points_ == 0) return {};
   // Fitting k with p[k] varying rules out "constant", and fitting k with p[k] fixed
   // implies "constant", so the first fitting k is the preferred form either way.
-  for (std::size_t k = 0; k < dims_.size(); ++k)
-    if (dims_[k].fits) return Subscript::affine(static_cast<int>(k), dims_[k].offset);
+  for (std::size_t k = 0; k < dims_; ++k)
+    if (fits_ >> k & 1u) return Subscript::affine(static_cast<int>(k), offset_[k]);
   if (constant_) return Subscript::constant(value_);
   return Subscript::irregular();
 }

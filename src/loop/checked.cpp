@@ -1,43 +1,75 @@
 #include "strata/loop/checked.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "strata/error.hpp"
-
 namespace strata::loop {
 
-bool CheckedObserver::planned_site(const detail::ArrayBase& array, const std::source_location& where,
-                                   detail::AccessMode mode) {
-  for (const auto& k : known_)
-    if (k.line == where.line() && k.column == where.column() && k.file == where.file_name() &&
-        k.array_id == array.array_id() && k.mode == mode)
-      return true;
-  const std::string site = detail::site_label(where);
-  for (const auto& s : plan_.sites)
-    if (s.array_id == array.array_id() && s.site == site && s.mode == mode) {
-      known_.push_back({array.array_id(), where.file_name(), where.line(), where.column(), mode});
-      return true;
+const CheckedObserver::KnownSite* CheckedObserver::find_site(const detail::ArrayBase& array,
+                                                             const std::source_location& where,
+                                                             detail::AccessMode mode) {
+  for (std::size_t k = 0; k < known_.size(); ++k)
+    if (known_[k].array == &array && known_[k].mode == mode && known_[k].where.line() == where.line() &&
+        known_[k].where.column() == where.column() &&
+        std::strcmp(known_[k].where.file_name(), where.file_name()) == 0) {
+      last_ = k;
+      return &known_[k];
     }
-  return false;
+  const std::string label = detail::site_label(where);
+  for (const auto& s : plan_.sites) {
+    if (s.array_id != array.array_id() || s.site != label || s.mode != mode) continue;
+    KnownSite k{&array, where, mode, &s, std::min<std::size_t>(s.subs.size(), analysis::SubscriptFitter::max_dims), {}};
+    using K = analysis::Subscript::Kind;
+    for (std::size_t d = 0; d < k.dims; ++d) {
+      const analysis::Subscript& f = s.subs[d];
+      DimCheck& c = k.check[d];
+      c.kind = f.kind == K::whole || f.kind == K::irregular ? DimCheck::any
+               : f.kind == K::affine                        ? DimCheck::affine
+               : f.kind == K::constant                      ? DimCheck::constant
+                                                            : DimCheck::never;
+      c.iter_dim = static_cast<std::uint8_t>(std::max(f.iter_dim, 0));
+      c.offset = f.offset;
+    }
+    known_.push_back(k);
+    last_ = known_.size() - 1;
+    return &known_.back();
+  }
+  return nullptr;
 }
 
-void* CheckedObserver::on_access(detail::ArrayBase& array, const std::source_location& where,
-                                 detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last,
-                                 void* /*real*/, std::size_t /*bytes*/) {
-  // Messages are built only when a check fails.
-  const auto site = [&] { return detail::site_label(where); };
-  const auto shown = [&] {
-    std::vector<std::string> subs;
-    for (std::size_t d = 0; d < index.size(); ++d)
-      subs.push_back(whole_last && d + 1 == index.size() ? ":" : std::to_string(index[d]));
-    return fmt::format("{}[{}]", array.name().empty() ? fmt::format("array#{}", array.array_id()) : array.name(),
-                       fmt::join(subs, ", "));
-  };
-  if (!planned_site(array, where, mode))
+namespace {
+
+// "W[3, :]": how messages show an access.
+std::string shown(const detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last) {
+  std::vector<std::string> subs;
+  for (std::size_t d = 0; d < index.size(); ++d)
+    subs.push_back(whole_last && d + 1 == index.size() ? ":" : std::to_string(index[d]));
+  return fmt::format("{}[{}]", array.name().empty() ? fmt::format("array#{}", array.array_id()) : array.name(),
+                     fmt::join(subs, ", "));
+}
+
+}  // namespace
+
+void CheckedObserver::fit_failed(const detail::ArrayBase& array, const std::source_location& where,
+                                 std::span<const std::int64_t> index, bool whole_last, bool site_known) const {
+  throw SpeculationFailed(fmt::format(
+      "access {} at {} in iteration ({}) {}", shown(array, index, whole_last), detail::site_label(where),
+      fmt::join(iteration_, ", "),
+      site_known ? "does not fit the subscripts the sampled reconnaissance found" : "comes from a site it never saw"));
+}
+
+void CheckedObserver::check_planned(const KnownSite* planned, const detail::ArrayBase& array,
+                                    const std::source_location& where, detail::AccessMode mode,
+                                    std::span<const std::int64_t> index, bool whole_last) const {
+  if (!planned)
     throw Error(fmt::format("checked mode: access {} at {} was not seen by the reconnaissance pass, so the plan "
                             "does not cover it; the loop must be re-planned (its access pattern changed)",
-                            shown(), site()));
+                            shown(array, index, whole_last), detail::site_label(where)));
+  const auto site = [&] { return detail::site_label(where); };
+  const auto access = [&] { return shown(array, index, whole_last); };
   using analysis::Strategy;
   const auto st = plan_.choice.strategy;
   const bool partitioned = st == Strategy::one_d || st == Strategy::two_d || st == Strategy::two_d_skewed;
@@ -46,7 +78,7 @@ void* CheckedObserver::on_access(detail::ArrayBase& array, const std::source_loc
     if (partitioned && plan_.workers > 1 && mode != detail::AccessMode::read && r.placement == Placement::local)
       throw Error(fmt::format("checked mode: access {} at {} writes an array that the {} plan does not partition, "
                               "so several workers may write it at once: the plan is wrong for this loop",
-                              shown(), site(), analysis::to_string(st)));
+                              access(), site(), analysis::to_string(st)));
     // Bounds matter only for arrays the loop writes (read-only data may be shared
     // freely) and only where workers must stay in their partitions: 1D and unordered
     // 2D. Wavefronts legally read what earlier blocks of other workers wrote.
@@ -56,13 +88,12 @@ void* CheckedObserver::on_access(detail::ArrayBase& array, const std::source_loc
     if (r.placement == Placement::aligned && (i < space_lo_ || i >= space_hi_))
       throw Error(fmt::format("checked mode: access {} at {} falls outside this worker's partition [{}, {}) of "
                               "the space dimension: the plan is wrong for this loop",
-                              shown(), site(), space_lo_, space_hi_));
+                              access(), site(), space_lo_, space_hi_));
     if (r.placement == Placement::travelling && (i < time_lo_ || i >= time_hi_))
       throw Error(fmt::format("checked mode: access {} at {} falls outside the time block [{}, {}) this worker "
                               "holds: the plan is wrong for this loop",
-                              shown(), site(), time_lo_, time_hi_));
+                              access(), site(), time_lo_, time_hi_));
   }
-  return nullptr;
 }
 
 }  // namespace strata::loop

@@ -34,6 +34,30 @@ void remember_versions(Plan& plan) {
       plan.arrays.push_back({r.array_id, a->shape_vector(), a->structure_version()});
 }
 
+int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
+  if (options.recon_stride < 0)
+    throw OptionError(fmt::format("LoopOptions::recon_stride must be 0 (automatic) or positive, not {}",
+                                  options.recon_stride));
+  if (options.recon_stride > 0) return options.recon_stride;
+  // A sample of 1 in 16 still has 65,536 iterations at the threshold: enough to meet
+  // every access site a body has in practice; the first run checks the rest.
+  constexpr std::int64_t kSampleFrom = std::int64_t{1} << 20;
+  return iterations >= kSampleFrom ? 16 : 1;
+}
+
+std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread) {
+  std::string mine;
+  for (const auto& f : per_thread)
+    if (!f.empty()) {
+      mine = f;
+      break;
+    }
+  if (rt.comm().allreduce<std::int64_t>(mine.empty() ? 0 : 1, ReduceOp::max) == 0) return {};
+  for (const auto& part : rt.comm().allgatherv(std::as_bytes(std::span(mine))))
+    if (!part.empty()) return {reinterpret_cast<const char*>(part.data()), part.size()};
+  return {};
+}
+
 void print_plan(Runtime& rt, const Plan& plan) {
   if (rt.rank() == 0) std::fputs(plan.explain().c_str(), stdout), std::fflush(stdout);
 }

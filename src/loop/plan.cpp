@@ -242,8 +242,15 @@ std::string Plan::explain() const {
   if (groups > 0) out += fmt::format("  conflict groups: {}\n", groups);
   out += fmt::format("  load imbalance (slowest worker / mean): {:.3f}\n", imbalance);
   out += fmt::format("  bytes moved between ranks per pass: {}\n", bytes_per_pass);
-  out += fmt::format("  reconnaissance: {:.3f} s ({} accesses recorded); planning: {:.3f} s\n", recon_seconds,
-                     recon_accesses, plan_seconds);
+  out += fmt::format("  reconnaissance: {:.3f} s ({} accesses recorded{}); planning: {:.3f} s\n", recon_seconds,
+                     recon_accesses,
+                     recon_stride > 1 ? fmt::format(" in a sample of 1 in {} iterations; the first run checks every "
+                                                    "access against the plan",
+                                                    recon_stride)
+                                      : "",
+                     plan_seconds);
+  if (!speculation_failure.empty())
+    out += fmt::format("  planned from a full pass: the plan from a sample did not hold ({})\n", speculation_failure);
   return out;
 }
 

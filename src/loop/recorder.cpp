@@ -24,13 +24,18 @@ bool same_site(const SiteRecord& s, const detail::ArrayBase& array, const std::s
 }  // namespace
 
 // Bodies cycle through a handful of sites in the same order every iteration, so the
-// site after the last one is almost always the one; the rest is out of line.
+// site after the last one is almost always the one. The check compares the bytes of
+// the source_location (one pointer in libstdc++: equal bytes are certainly the same
+// site) and the array's address; anything else goes out of line.
 [[gnu::always_inline]] inline SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_location& where,
                                                              detail::AccessMode mode) {
   const std::size_t next = last_site_ + 1 < sites_.size() ? last_site_ + 1 : 0;
-  if (next < sites_.size() && same_site(sites_[next], array, where, mode)) [[likely]] {
-    last_site_ = next;
-    return sites_[next];
+  if (next < sites_.size()) [[likely]] {
+    SiteRecord& s = sites_[next];
+    if (s.array == &array && s.mode == mode && std::memcmp(&s.where, &where, sizeof where) == 0) [[likely]] {
+      last_site_ = next;
+      return s;
+    }
   }
   return find_site(array, where, mode);
 }
@@ -48,6 +53,7 @@ SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_loca
   s.site = detail::site_label(where);
   s.mode = mode;
   s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
+  s.where = where;
   s.file = where.file_name();
   s.line = where.line();
   s.column = where.column();
@@ -86,11 +92,10 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
   SiteRecord& s = site_for(array, where, mode);
   ++s.count;
   const std::size_t n = s.fitters.size();
-  for (std::size_t d = 0; d < n; ++d) {
-    if (whole_last && d + 1 == n) s.fitters[d].observe_whole();
-    else s.fitters[d].observe(iteration_, index[d]);
-  }
-  if (record_elements_) {
+  const std::size_t points = whole_last ? n - 1 : n;
+  for (std::size_t d = 0; d < points; ++d) s.fitters[d].observe(iteration_, index[d]);
+  if (whole_last) s.fitters[n - 1].observe_whole();
+  if (record_elements_) [[unlikely]] {
     std::uint64_t key = mix64(array.array_id());
     for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != detail::AccessMode::read});

@@ -62,23 +62,24 @@ std::string iteration_dim_name(int k, std::span<const std::string> names = {});
 /// constraint".
 class SubscriptFitter {
  public:
+  /// Iteration spaces and arrays have at most this many dimensions.
+  static constexpr int max_dims = 4;
   explicit SubscriptFitter(int iter_dims);
 
   /// One point access: iteration index `iteration` (size iter_dims) used `subscript`.
-  /// Inline: the reconnaissance pass calls it for every subscript of every access.
+  /// Inline and branch-light: the reconnaissance pass calls it for every subscript of
+  /// every access.
   void observe(std::span<const std::int64_t> iteration, std::int64_t subscript) {
-    if (iteration.size() != dims_.size()) [[unlikely]]
+    if (iteration.size() != dims_) [[unlikely]]
       throw_wrong_dims(iteration.size());
-    if (points_ == 0) {
+    if (points_ == 0) [[unlikely]] {
       value_ = subscript;
-      for (std::size_t k = 0; k < dims_.size(); ++k) dims_[k] = {subscript - iteration[k], true};
-    } else {
-      constant_ = constant_ && subscript == value_;
-      for (std::size_t k = 0; k < dims_.size(); ++k) {
-        PerDim& d = dims_[k];
-        d.fits = d.fits && subscript - iteration[k] == d.offset;
-      }
+      for (std::size_t k = 0; k < dims_; ++k) offset_[k] = subscript - iteration[k];
     }
+    constant_ &= subscript == value_;
+    unsigned still = 0;
+    for (std::size_t k = 0; k < dims_; ++k) still |= unsigned{subscript - iteration[k] == offset_[k]} << k;
+    fits_ &= still;
     ++points_;
   }
   /// One access that covered the whole dimension.
@@ -88,14 +89,12 @@ class SubscriptFitter {
 
  private:
   [[noreturn]] void throw_wrong_dims(std::size_t got) const;
-  struct PerDim {
-    std::int64_t offset = 0;  // subscript - p[k] at the first observation
-    bool fits = true;         // subscript - p[k] was `offset` every time
-  };
-  std::vector<PerDim> dims_;
   std::int64_t points_ = 0;
-  std::int64_t value_ = 0;  // the subscript at the first observation
-  bool constant_ = true;    // the subscript was `value_` every time
+  std::int64_t value_ = 0;                    // the subscript at the first observation
+  std::int64_t offset_[max_dims] = {};        // subscript - p[k] at the first observation
+  std::size_t dims_ = 0;                      // iteration dimensions
+  unsigned fits_ = (1u << max_dims) - 1;      // bit k: subscript - p[k] was offset_[k] every time
+  bool constant_ = true;                      // the subscript was value_ every time
   bool whole_ = false;
 };
 

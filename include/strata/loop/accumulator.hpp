@@ -1,7 +1,8 @@
 // Accumulator<T>: a value that loop bodies combine into (a loss, a count) without
 // creating dependences between iterations. Each thread updates its own slot; take()
 // combines the slots in thread order and then across ranks, and resets them.
-// Updates made during a loop's reconnaissance pass are ignored.
+// Updates made during a loop's reconnaissance pass are ignored, and those of a
+// speculative run that is undone are undone with it.
 //
 //   strata::Accumulator<double> sq_err(rt);
 //   strata::parallel_for(R, [&](auto ij, float r) { sq_err += e * e; });
@@ -11,13 +12,14 @@
 #include <functional>
 #include <vector>
 
+#include "strata/loop/undo.hpp"
 #include "strata/loop/worker.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata {
 
 template <class T, class Op = std::plus<>>
-class Accumulator {
+class Accumulator final : public detail::UndoableState {
  public:
   explicit Accumulator(Runtime& rt, T identity = T{}, Op op = {})
       : rt_(&rt), identity_(identity), op_(op), slots_(static_cast<std::size_t>(rt.threads())) {
@@ -55,13 +57,18 @@ class Accumulator {
   }
 
  private:
+  void save_state() override { saved_ = slots_; }
+  void restore_state() override {
+    if (saved_.size() == slots_.size()) slots_ = saved_;
+  }
+
   struct alignas(64) Slot {  // one cache line per thread: no false sharing
     T value;
   };
   Runtime* rt_;
   T identity_;
   Op op_;
-  std::vector<Slot> slots_;
+  std::vector<Slot> slots_, saved_;
 };
 
 }  // namespace strata

@@ -1,43 +1,119 @@
-// Checked execution: every access a loop body makes is compared with the plan. An
-// access at a site the reconnaissance pass never saw, or to an element outside the
-// running worker's partition, stops the run with an error naming the site, the
-// array and the subscript. Irregular accesses never run silently in parallel.
+// Checked execution: every access a loop body makes is compared with the plan.
+//
+// Two checks, either or both:
+// * bounds (checked mode): an access at a site the reconnaissance pass never saw, or
+//   to an element outside the running worker's partition, stops the run with an
+//   error naming the site, the array and the subscript. Irregular accesses never run
+//   silently in parallel.
+// * fits (speculation): when a plan was built from a sampled reconnaissance, its
+//   first run checks every subscript against the fitted form the plan relies on
+//   (p_k + c, constant, whole). The first access that does not fit, or comes from an
+//   unknown site, throws SpeculationFailed *before* it touches memory, so every
+//   access that did run obeyed the plan and the run can be undone and re-planned.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <source_location>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "strata/error.hpp"
 #include "strata/loop/plan.hpp"
 
 namespace strata::loop {
 
+/// A speculative plan met an access it does not cover (internal: parallel_for
+/// catches it, undoes the run and plans again from a full reconnaissance).
+class SpeculationFailed : public Error {
+ public:
+  using Error::Error;
+};
+
 class CheckedObserver final : public detail::AccessObserver {
  public:
-  explicit CheckedObserver(const Plan& plan) : plan_(plan) {}
+  CheckedObserver(const Plan& plan, bool check_bounds, bool check_fits)
+      : plan_(plan), check_bounds_(check_bounds), check_fits_(check_fits) {}
 
   /// The partition the current thread works in: rows [space_lo, space_hi) of the space
   /// dimension and, for 2-D plans, [time_lo, time_hi) of the time dimension.
   void set_bounds(std::int64_t space_lo, std::int64_t space_hi, std::int64_t time_lo, std::int64_t time_hi) {
     space_lo_ = space_lo, space_hi_ = space_hi, time_lo_ = time_lo, time_hi_ = time_hi;
   }
+  /// The iteration the next accesses belong to (needed by the fit check).
+  void begin_iteration(std::span<const std::int64_t> index) { iteration_ = index; }
 
+  // Kept small: during a speculative run it is called for every access, so all
+  // message building is out of line.
   void* on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
-                  std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override;
+                  std::span<const std::int64_t> index, bool whole_last, void* /*real*/,
+                  std::size_t /*bytes*/) override {
+    const KnownSite* planned = planned_site(array, where, mode);
+    if (check_fits_ && (!planned || !fits(*planned, index, whole_last))) [[unlikely]]
+      fit_failed(array, where, index, whole_last, planned != nullptr);
+    if (check_bounds_) check_planned(planned, array, where, mode, index, whole_last);
+    return nullptr;
+  }
 
  private:
-  // Whether (array, call site, mode) is one of the plan's sites; the answer is
-  // cached per call site so the common case formats no strings.
-  bool planned_site(const detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode);
-
-  struct KnownSite {
-    std::uint64_t array_id;
-    const char* file;
-    std::uint32_t line, column;
-    detail::AccessMode mode;
+  // One array dimension's planned subscript, in the form the fit check needs.
+  struct DimCheck {
+    enum Kind : std::uint8_t { any, affine, constant, never } kind = never;
+    std::uint8_t iter_dim = 0;
+    std::int64_t offset = 0;
   };
+  struct KnownSite {
+    const detail::ArrayBase* array;
+    std::source_location where;
+    detail::AccessMode mode;
+    const SiteSummary* summary;
+    std::size_t dims;
+    DimCheck check[analysis::SubscriptFitter::max_dims];
+  };
+  // The plan's record of (array, call site, mode), or nullptr. Bodies visit their
+  // sites in the same order every iteration, so the one after the last is tried
+  // first; the rest is cached per call site so the common case formats no strings.
+  const KnownSite* planned_site(const detail::ArrayBase& array, const std::source_location& where,
+                                detail::AccessMode mode) {
+    const std::size_t next = last_ + 1 < known_.size() ? last_ + 1 : 0;
+    if (next < known_.size()) [[likely]] {
+      const KnownSite& k = known_[next];
+      // Equal bytes of two source_locations are certainly the same call site.
+      if (k.array == &array && k.mode == mode && std::memcmp(&k.where, &where, sizeof where) == 0) [[likely]] {
+        last_ = next;
+        return &k;
+      }
+    }
+    return find_site(array, where, mode);
+  }
+  const KnownSite* find_site(const detail::ArrayBase& array, const std::source_location& where,
+                             detail::AccessMode mode);
+  // Whether the access matches the subscripts the plan was built from.
+  bool fits(const KnownSite& site, std::span<const std::int64_t> index, bool whole_last) const {
+    if (index.size() != site.dims) return false;
+    for (std::size_t d = 0; d < site.dims; ++d) {
+      const DimCheck& c = site.check[d];
+      if (c.kind == DimCheck::any) continue;
+      if (whole_last && d + 1 == site.dims) return false;  // a row where points were planned
+      const std::int64_t want = c.kind == DimCheck::affine ? iteration_[c.iter_dim] + c.offset : c.offset;
+      if (c.kind == DimCheck::never || index[d] != want) return false;
+    }
+    return true;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fit_failed(const detail::ArrayBase& array,
+                                                         const std::source_location& where,
+                                                         std::span<const std::int64_t> index, bool whole_last,
+                                                         bool site_known) const;
+  // Checked mode: the site must be planned and the access inside the partition.
+  void check_planned(const KnownSite* planned, const detail::ArrayBase& array, const std::source_location& where,
+                     detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last) const;
+
   const Plan& plan_;
+  bool check_bounds_, check_fits_;
   std::vector<KnownSite> known_;
+  std::size_t last_ = 0;
+  std::span<const std::int64_t> iteration_;
   std::int64_t space_lo_ = 0, space_hi_ = 0, time_lo_ = 0, time_hi_ = 0;
 };
 

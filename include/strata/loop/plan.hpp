@@ -41,6 +41,12 @@ struct LoopOptions {
   int blocks_per_worker = 0;
   /// For tests of checked mode only: run a forced strategy even if it is illegal.
   bool skip_legality_check = false;
+  /// The reconnaissance pass visits every recon_stride-th iteration only, and the
+  /// first run checks every access of every iteration against the plan built from
+  /// that sample: if one does not fit, the run is undone and the loop re-planned from
+  /// a full pass. 1 = a full reconnaissance pass; 0 = automatic: 16 for loops of at
+  /// least 2^20 iterations, otherwise 1.
+  int recon_stride = 0;
 };
 
 namespace loop {
@@ -95,6 +101,14 @@ struct Plan {
   std::int64_t groups = 0;
   double imbalance = 1.0;       ///< slowest worker's iterations / mean
   std::int64_t bytes_per_pass = 0;  ///< bytes of travelling rows moved between ranks per pass
+
+  /// The reconnaissance pass visited every recon_stride-th iteration. Until its first
+  /// run has checked every access against the plan, a plan from a sample is
+  /// speculative (verified false).
+  int recon_stride = 1;
+  bool verified = true;
+  /// Why a speculative plan was dropped, when one was (shown by explain).
+  std::string speculation_failure;
 
   double recon_seconds = 0, plan_seconds = 0;
   /// The last run on this rank: its wall time, and the seconds its threads spent

@@ -33,6 +33,7 @@ struct SiteRecord {
   std::vector<analysis::SubscriptFitter> fitters;  // one per array dimension
   std::int64_t count = 0;
   // Fast matching of the call site without building strings.
+  std::source_location where;
   const char* file = nullptr;
   std::uint32_t line = 0, column = 0;
 };
