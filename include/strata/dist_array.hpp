@@ -76,7 +76,8 @@ class DistArray : public detail::ArrayBase {
   static DistArray fill(Runtime& rt, const Shape<N>& shape, const T& value,
                         const Partition& p = Partition::range(0)) {
     DistArray a(rt, shape, p, false);
-    a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), value);
+    a.allocate_dense();
+    std::fill(a.dense_.begin(), a.dense_.end(), value);
     return a;
   }
 
@@ -84,7 +85,7 @@ class DistArray : public detail::ArrayBase {
   template <class F>
   static DistArray generate(Runtime& rt, const Shape<N>& shape, F&& f, const Partition& p = Partition::range(0)) {
     DistArray a(rt, shape, p, false);
-    a.dense_.resize(static_cast<std::size_t>(a.local_box_volume()));
+    a.allocate_dense();
     a.parallel_local([&](std::int64_t k, const Index<N>& i) { a.dense_[static_cast<std::size_t>(k)] = f(i); });
     return a;
   }
@@ -123,7 +124,7 @@ class DistArray : public detail::ArrayBase {
                                       const Partition& p = Partition::range(0)) {
     DistArray a(rt, shape, p, false);
     check_in_bounds(rt, shape, entries, "dense_from_entries");
-    a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), T{});
+    a.allocate_dense();
     for (const auto& e : a.route_entries(entries)) a.dense_[static_cast<std::size_t>(a.local_offset(e.index))] = e.value;
     return a;
   }
@@ -134,7 +135,7 @@ class DistArray : public detail::ArrayBase {
                                   const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
                                   const std::function<std::vector<IndexSet>(std::int64_t)>& box_of) {
     DistArray a(rt, shape, p, false);
-    a.dense_.assign(static_cast<std::size_t>(a.local_box_volume()), T{});
+    a.allocate_dense();
     a.receive_pieces(pieces, box_of);
     return a;
   }
@@ -448,6 +449,11 @@ class DistArray : public detail::ArrayBase {
           throw ShapeError(fmt::format("{}: index {} is outside shape {}", what, to_string(e.index), to_string(shape)));
     });
   }
+
+  // Zeroed storage for the local box, on huge pages where the system allows: loop
+  // bodies reach the rows of large arrays (factor matrices) at random, and with 4 KiB
+  // pages almost every such access also missed the TLB.
+  void allocate_dense() { dense_ = detail::make_huge<T>(static_cast<std::size_t>(local_box_volume())); }
 
   std::int64_t local_box_volume() const {
     std::int64_t v = 1;
