@@ -171,6 +171,8 @@ class DistArray : public detail::ArrayBase {
 
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
 
+  void travel_drop() override;
+
   // ---- local access ---------------------------------------------------------
 
   /// Whether this rank holds `i` (for sparse arrays: whether it would own it).

@@ -191,10 +191,19 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         break;
       }
       case Placement::local:
-        throw OptionError(fmt::format("loop at {}: array {} is accessed with subscripts that follow neither the "
-                                      "space nor the time dimension; across ranks it would have to be replicated, "
-                                      "which is not supported yet",
-                                      plan.loop_site, role.name));
+      case Placement::replicated:
+        if (role.written || a->is_sparse_array())
+          throw OptionError(fmt::format("loop at {}: array {} is {} with subscripts that follow neither the space "
+                                        "nor the time dimension; across ranks only dense arrays the loop does not "
+                                        "write can be replicated",
+                                        plan.loop_site, role.name, role.written ? "written" : "a sparse array read"));
+        role.placement = Placement::replicated;
+        plan.bytes_per_pass += static_cast<std::int64_t>(a->element_size()) * [&] {
+          std::int64_t v = 1;
+          for (auto e : shape) v *= e;
+          return v;
+        }() * (P - 1);
+        break;
     }
   }
 }

@@ -235,6 +235,7 @@ std::string Plan::explain() const {
   for (const auto& r : roles) {
     const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"
                       : r.placement == Placement::travelling ? "travels with the time blocks"
+                      : r.placement == Placement::replicated ? "read-only, copied whole to every rank for the loop"
                                                              : "used where it is";
     out += fmt::format("  array {}: {}{}\n", r.name, how,
                        r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");

@@ -194,6 +194,38 @@ TEST(ParallelFor, SkewedWavefrontForAStencil) {
   EXPECT_EQ(A.gather(), ref);
 }
 
+TEST(ParallelFor, ReadOnlyArraysWithIrregularSubscriptsAreReplicated) {
+  // y[i] = f(table[k(i)]): table is only read, at data-dependent places, so across
+  // ranks every rank gets a whole copy for the loop and then returns to its part.
+  const std::int64_t n = 1000, m = 50;
+  auto keys = DistArray<std::int64_t, 1>::generate(rt(), {n}, [&](const Index<1>& i) {
+    return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i[0])) % static_cast<std::uint64_t>(m));
+  });
+  auto table = DistArray<double, 1>::generate(rt(), {m}, [](const Index<1>& i) { return 1.5 * static_cast<double>(i[0]); });
+  table.set_name("table");
+  auto y = DistArray<double, 1>::zeros(rt(), {n});
+  const auto box_before = table.local_box();
+  auto body = [&](const Index<1>& i, std::int64_t k) { y[i[0]] = table.read({k}) + table.read({(k + 7) % m}); };
+  for (int pass = 0; pass < 2; ++pass) {
+    const loop::Plan& plan = parallel_for(keys, body);
+    EXPECT_EQ(plan.choice.strategy, analysis::Strategy::one_d) << plan.explain();
+    if (rt().size() > 1) {
+      EXPECT_NE(plan.explain().find("array table: read-only, copied whole to every rank"), std::string::npos)
+          << plan.explain();
+      EXPECT_GT(plan.bytes_per_pass, 0);
+    }
+  }
+  const auto k = keys.gather();
+  const auto got = y.gather();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto ki = k[static_cast<std::size_t>(i)];
+    ASSERT_EQ(got[static_cast<std::size_t>(i)], 1.5 * static_cast<double>(ki) + 1.5 * static_cast<double>((ki + 7) % m));
+  }
+  EXPECT_EQ(table.local_box(), box_before);  // back to its own part after the loop
+  const auto t = table.gather();
+  for (std::int64_t j = 0; j < m; ++j) ASSERT_EQ(t[static_cast<std::size_t>(j)], 1.5 * static_cast<double>(j));
+}
+
 TEST(ParallelFor, PlanIsCachedAndRebuiltWhenTheSpaceChanges) {
   auto x = DistArray<float, 1>::fill(rt(), {100}, 1.0f);
   auto y = DistArray<float, 1>::zeros(rt(), {100});

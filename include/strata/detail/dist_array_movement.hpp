@@ -39,6 +39,20 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows,
 }
 
 template <class T, std::size_t N>
+void DistArray<T, N>::travel_drop() {
+  const std::vector<T> full = std::move(dense_);
+  DistArray mine(*rt_, shape_, travel_partition_, false);
+  mine.allocate_dense();
+  std::vector<IndexSet> whole;
+  for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
+  const detail::BoxOverlap<N> ov(whole, mine.box_);
+  ov.for_each([&](std::int64_t src, std::int64_t dst) {
+    mine.dense_[static_cast<std::size_t>(dst)] = full[static_cast<std::size_t>(src)];
+  });
+  *this = std::move(mine);
+}
+
+template <class T, std::size_t N>
 std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<Entry<T, N>> entries) const {
   const int P = rt_->size();
   std::vector<entry_type> out;

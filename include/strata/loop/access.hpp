@@ -55,6 +55,10 @@ class ArrayBase {
   /// Collective: back to the partition held before travel_begin. Rows [rows[b],
   /// rows[b+1]) of each block b in `held` are this rank's final version.
   virtual void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) = 0;
+  /// After travel_begin on an array the loop only read (every rank holds the same
+  /// whole array): back to the partition held before, keeping this rank's part.
+  /// Local, no communication.
+  virtual void travel_drop() = 0;
 
  /// The live array with this id on this rank, or nullptr.
   static ArrayBase* find_array(std::uint64_t id);

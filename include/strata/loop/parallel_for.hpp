@@ -327,6 +327,17 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     for (int th = 0; th < T; ++th) checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));
   std::vector<std::string> failures(static_cast<std::size_t>(T));
 
+  // Arrays the loop only reads at subscripts that follow no partitioned dimension:
+  // every rank reads a whole copy during the run.
+  std::vector<strata::detail::ArrayBase*> replicas;
+  if (rt.size() > 1 && !plan.gathered)
+    for (const auto& role : plan.roles)
+      if (role.placement == Placement::replicated) {
+        auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+        a->travel_begin();
+        replicas.push_back(a);
+      }
+
   // One step of one thread: its work records, body by body.
   auto run_step = [&](int th, int step, int block) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
@@ -369,6 +380,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     }
   };
   auto finish = [&] {
+    for (auto* a : replicas) a->travel_drop();
     plan.last_run_seconds = seconds_since(run_start);
     rt.comm().barrier();
     remember_versions(plan);

@@ -62,7 +62,11 @@ struct SiteSummary {
 };
 
 /// How an array is placed while the loop runs.
-enum class Placement { local, aligned, travelling };
+/// local: used where it is (one rank, or arrays the plan gathers on rank 0);
+/// aligned: partitioned with the space dimension; travelling: moves with the time
+/// blocks of a 2-D plan; replicated: only read, with subscripts that follow no
+/// partitioned dimension, so every rank gets a whole copy for the loop.
+enum class Placement { local, aligned, travelling, replicated };
 
 struct ArrayRole {
   std::uint64_t array_id = 0;
@@ -100,7 +104,7 @@ struct Plan {
   std::uint64_t packed_fingerprint = 0;
   std::int64_t groups = 0;
   double imbalance = 1.0;       ///< slowest worker's iterations / mean
-  std::int64_t bytes_per_pass = 0;  ///< bytes of travelling rows moved between ranks per pass
+  std::int64_t bytes_per_pass = 0;  ///< bytes moved between ranks per pass: travelling rows, replicas
 
   /// The reconnaissance pass visited every recon_stride-th iteration. Until its first
   /// run has checked every access against the plan, a plan from a sample is
