@@ -80,7 +80,11 @@ class Chooser {
 
   StrategyChoice choose() {
     if (in_.forced) return forced(*in_.forced);
-    if (auto c = one_d()) return *c;
+    if (auto c = one_d()) {
+      // Writes through Buffers are all that remains: a data-parallel 1-D loop.
+      if (in_.has_buffered_writes) c->strategy = Strategy::data_parallel;
+      return *c;
+    }
     if (auto c = two_d()) return *c;
     if (auto c = skewed()) return *c;
     if (in_.irregular) return finish(Strategy::groups);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
+#include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 
 namespace strata::loop::detail {
@@ -43,6 +44,19 @@ int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
   // every access site a body has in practice; the first run checks the rest.
   constexpr std::int64_t kSampleFrom = std::int64_t{1} << 20;
   return iterations >= kSampleFrom ? 16 : 1;
+}
+
+void flush_buffers(const Plan& plan) {
+  std::vector<std::uint64_t> done;
+  for (const auto& s : plan.sites) {  // the same order on every rank
+    if (s.mode != strata::detail::AccessMode::buffered ||
+        std::find(done.begin(), done.end(), s.array_id) != done.end())
+      continue;
+    done.push_back(s.array_id);
+    auto* b = strata::detail::BufferBase::find_buffer(s.array_id);
+    STRATA_CHECK(b != nullptr, "a loop wrote through a Buffer that no longer exists");
+    b->flush();
+  }
 }
 
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread) {

@@ -23,6 +23,7 @@ analysis::AccessKind kind_of(detail::AccessMode m) {
     case detail::AccessMode::read: return analysis::AccessKind::read;
     case detail::AccessMode::write: return analysis::AccessKind::write;
     case detail::AccessMode::read_write: return analysis::AccessKind::read_write;
+    case detail::AccessMode::buffered: return analysis::AccessKind::write;
   }
   return analysis::AccessKind::read;
 }
@@ -32,6 +33,7 @@ const char* mode_name(detail::AccessMode m) {
     case detail::AccessMode::read: return "read";
     case detail::AccessMode::write: return "write";
     case detail::AccessMode::read_write: return "read+write";
+    case detail::AccessMode::buffered: return "buffered write";
   }
   return "?";
 }
@@ -124,6 +126,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     r.array_name = s.array_name;
     r.site = s.site;
     r.kind = kind_of(s.mode);
+    r.buffered = s.mode == detail::AccessMode::buffered;
     r.subs = s.subs;
     plan.refs.push_back(std::move(r));
   }
@@ -154,6 +157,8 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
   in.extents = extents;
   in.traffic_per_dim = traffic;
   in.dim_names = dim_names(M);
+  in.has_buffered_writes = std::any_of(plan.sites.begin(), plan.sites.end(),
+                                       [](const SiteSummary& s) { return s.mode == detail::AccessMode::buffered; });
   if (options.strategy && options.skip_legality_check) {
     plan.choice = {};
     plan.choice.strategy = *options.strategy;
@@ -175,7 +180,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     auto& r = roles[s.array_id];
     r.array_id = s.array_id;
     r.name = s.array_name;
-    if (s.mode != detail::AccessMode::read) r.written = true;
+    if (s.mode != detail::AccessMode::read && s.mode != detail::AccessMode::buffered) r.written = true;
     for (std::size_t d = 0; d < s.subs.size(); ++d) {
       const auto& sub = s.subs[d];
       if (sub.kind != K::affine) continue;

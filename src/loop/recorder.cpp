@@ -100,6 +100,7 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
     for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != detail::AccessMode::read});
   }
+  if (mode == detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
   return scratch_for(real, bytes, mode);
 }
 

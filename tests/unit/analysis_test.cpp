@@ -296,7 +296,8 @@ TEST(Dependence, BufferedWritesCreateNoDependences) {
   in.iter_dims = 2;
   in.has_buffered_writes = true;
   const auto c = choose_strategy(in);
-  EXPECT_EQ(c.strategy, Strategy::one_d);
+  EXPECT_EQ(c.strategy, Strategy::data_parallel);  // 1-D, and named for what it is
+  EXPECT_EQ(c.space_dim, 0);
   EXPECT_TRUE(c.reasons.empty());
 }
 

@@ -66,7 +66,8 @@ struct StrategyInput {
   bool ordered = false;
   /// has_irregular(): some conflicting pair has an irregular subscript.
   bool irregular = false;
-  /// Informational: buffered writes are already excluded from `vectors`.
+  /// The loop writes through Buffers (already excluded from `vectors`): a loop that
+  /// qualifies for 1-D is then named data-parallel.
   bool has_buffered_writes = false;
   std::vector<DependenceVector> vectors;
   /// Iteration space extents (empty: unknown). Dimensions of extent <= 1 give no

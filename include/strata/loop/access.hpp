@@ -31,7 +31,8 @@ struct At {
 
 namespace detail {
 
-enum class AccessMode : std::uint8_t { read, write, read_write };
+/// buffered: a delta written through a Buffer, which never creates dependences.
+enum class AccessMode : std::uint8_t { read, write, read_write, buffered };
 
 /// The type-erased face of a DistArray that loop machinery needs.
 class ArrayBase {

@@ -178,6 +178,8 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
 void print_plan(Runtime& rt, const Plan& plan);
 /// The reconnaissance stride for a loop over `iterations` iterations (all ranks).
 int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
+/// Collective: applies at their owners the deltas the loop wrote through Buffers.
+void flush_buffers(const Plan& plan);
 /// Collective: the first non-empty message of any thread on any rank ("" if none).
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
 
@@ -458,6 +460,7 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
     std::string failure = loop::detail::run_plan(space, body, *plan, options, true);
     if (failure.empty()) {
       plan->verified = true;
+      loop::detail::flush_buffers(*plan);
       return *plan;
     }
     before.restore();
@@ -469,6 +472,7 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
                                               std::move(full));
   }
   loop::detail::run_plan(space, body, *plan, options, false);
+  loop::detail::flush_buffers(*plan);
   return *plan;
 }
 

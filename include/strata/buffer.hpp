@@ -1,0 +1,153 @@
+// Buffer: writes to a DistArray that take no part in dependence analysis (DESIGN.md §5).
+//
+// When a loop's writes cannot keep dependences (a dense model that every iteration
+// updates, weights indexed by the data), route them through a Buffer:
+//
+//   auto w = strata::DistArray<float, 1>::zeros(rt, {features});
+//   strata::Buffer wbuf(w, strata::apply::adagrad(0.1));
+//   strata::parallel_for(samples, [&](const strata::Index<1>&, const Sample& s) {
+//     float z = 0;
+//     for (auto [f, x] : s.features) z += w.read({f}) * x;
+//     for (auto [f, x] : s.features) wbuf.add({f}, (sigmoid(z) - s.label) * x);
+//   });
+//
+// The planner ignores buffered writes, so such a loop runs data-parallel. Each thread
+// sums its deltas per element; when the loop ends, every rank's sums travel to the
+// elements' owners, which fold them in with the apply function one source rank at a
+// time, in rank order (so a run is reproducible for a given number of ranks and
+// threads). Reads during the loop see the array as it was before the loop: one clock
+// per loop call, bulk-synchronous. Outside loops, add() collects into thread 0's
+// buffer until flush().
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <source_location>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "strata/apply.hpp"
+#include "strata/detail/pack.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/loop/undo.hpp"
+#include "strata/loop/worker.hpp"
+
+namespace strata {
+namespace detail {
+
+/// The type-erased face of a Buffer: parallel_for flushes the buffers of the arrays
+/// a loop wrote through one. One buffer per array.
+class BufferBase {
+ public:
+  virtual ~BufferBase();
+  /// Collective: sends every pending delta to its owner and applies it there.
+  virtual void flush() = 0;
+  /// The buffer over the array with this id on this rank, or nullptr.
+  static BufferBase* find_buffer(std::uint64_t array_id);
+
+ protected:
+  explicit BufferBase(std::uint64_t array_id);
+  BufferBase(const BufferBase&) = delete;
+  BufferBase& operator=(const BufferBase&) = delete;
+
+ private:
+  std::uint64_t array_id_;
+};
+
+}  // namespace detail
+
+template <class T, std::size_t N, class Apply = apply::Sum>
+class Buffer final : public detail::BufferBase, public detail::UndoableState {
+ public:
+  using state_type = typename Apply::state_type;
+
+  explicit Buffer(DistArray<T, N>& target, Apply apply = {})
+      : detail::BufferBase(target.array_id()),
+        target_(&target),
+        apply_(std::move(apply)),
+        pending_(static_cast<std::size_t>(target.runtime().threads())) {}
+
+  /// Adds `delta` to element i (folded in by the apply function when flushed).
+  void add(const Index<N>& i, const T& delta, std::source_location where = std::source_location::current()) {
+    if (detail::t_observer) [[unlikely]] {
+      // Reconnaissance records the site; checked runs verify it before it counts.
+      detail::t_observer->on_access(*target_, where, detail::AccessMode::buffered, i, false, nullptr, 0);
+      if (detail::t_recording) return;
+    }
+    if (!in_bounds(i, target_->shape())) [[unlikely]]
+      throw ShapeError(fmt::format("Buffer::add: index {} is outside shape {}", to_string(i),
+                                   to_string(target_->shape())));
+    pending_[static_cast<std::size_t>(detail::t_worker)].deltas[linearize(i, target_->shape())] += delta;
+  }
+
+  /// Elements with deltas waiting on this rank (summed over threads).
+  std::size_t pending() const {
+    std::size_t n = 0;
+    for (const auto& p : pending_) n += p.deltas.size();
+    return n;
+  }
+
+  /// Collective: every rank's deltas go to the elements' owners and are applied there.
+  void flush() override {
+    Runtime& rt = target_->runtime();
+    const auto& shape = target_->shape();
+    // One sum per element and rank, threads in order: the same bits on every run.
+    std::unordered_map<std::int64_t, T> mine;
+    for (auto& p : pending_) {
+      for (const auto& [k, d] : p.deltas) mine[k] += d;
+      p.deltas.clear();
+    }
+    std::vector<std::pair<std::int64_t, T>> sorted(mine.begin(), mine.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto& dist = target_->distribution_of();
+    std::vector<Bytes> send(static_cast<std::size_t>(rt.size()));
+    for (const auto& [k, d] : sorted) {
+      const Index<N> i = delinearize(k, shape);
+      detail::append(send[static_cast<std::size_t>(dist.owner(i.data()))], Delta{k, d});
+    }
+    const auto received = rt.comm().alltoallv(send);
+    ensure_state();
+    for (const auto& from : received)  // rank order
+      for (const Delta& x : detail::as_vector<Delta>(from)) {
+        const Index<N> i = delinearize(x.key, shape);
+        T* value = target_->find(i);
+        STRATA_CHECK(value != nullptr, "a buffered delta reached a rank that does not own its element");
+        apply_(*value, *state_->find(i), x.delta);
+      }
+  }
+
+ private:
+  struct Delta {
+    std::int64_t key;
+    T delta;
+  };
+  struct alignas(64) Pending {  // one per thread, on its own cache line
+    std::unordered_map<std::int64_t, T> deltas;
+  };
+
+  // The owners' per-element state lives in a DistArray laid out like the target, so
+  // it follows the target when a plan repartitions it.
+  void ensure_state() {
+    const Partition& p = target_->distribution_of().partition();
+    if (!state_) state_.emplace(DistArray<state_type, N>::fill(target_->runtime(), target_->shape(), state_type{}, p));
+    else if (!(state_->distribution_of().partition() == p)) state_->repartition(p);
+  }
+
+  void save_state() override {
+    saved_.clear();
+    for (const auto& p : pending_) saved_.push_back(p.deltas);
+  }
+  void restore_state() override {
+    if (saved_.size() != pending_.size()) return;
+    for (std::size_t t = 0; t < pending_.size(); ++t) pending_[t].deltas = saved_[t];
+  }
+
+  DistArray<T, N>* target_;
+  Apply apply_;
+  std::vector<Pending> pending_;
+  std::vector<std::unordered_map<std::int64_t, T>> saved_;
+  std::optional<DistArray<state_type, N>> state_;
+};
+
+}  // namespace strata
