@@ -66,6 +66,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
       : detail::BufferBase(target.array_id()),
         target_(&target),
         apply_(std::move(apply)),
+        dense_(volume(target.shape()) * static_cast<std::int64_t>(sizeof(T)) <= kDenseBytes),
         pending_(static_cast<std::size_t>(target.runtime().threads())) {}
 
   /// Adds `delta` to element i (folded in by the apply function when flushed).
@@ -78,13 +79,25 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     if (!in_bounds(i, target_->shape())) [[unlikely]]
       throw ShapeError(fmt::format("Buffer::add: index {} is outside shape {}", to_string(i),
                                    to_string(target_->shape())));
-    pending_[static_cast<std::size_t>(detail::t_worker)].deltas[linearize(i, target_->shape())] += delta;
+    const std::int64_t k = linearize(i, target_->shape());
+    Pending& p = pending_[static_cast<std::size_t>(detail::t_worker)];
+    if (!dense_) {
+      p.sparse[k] += delta;
+      return;
+    }
+    if (p.dense.empty()) p.allocate(volume(target_->shape()));
+    const auto at = static_cast<std::size_t>(k);
+    if (!p.marked[at]) {
+      p.marked[at] = 1;
+      p.touched.push_back(k);
+    }
+    p.dense[at] += delta;
   }
 
-  /// Elements with deltas waiting on this rank (summed over threads).
+  /// Elements with deltas waiting on this rank (counted per thread).
   std::size_t pending() const {
     std::size_t n = 0;
-    for (const auto& p : pending_) n += p.deltas.size();
+    for (const auto& p : pending_) n += p.sparse.size() + p.touched.size();
     return n;
   }
 
@@ -92,14 +105,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   void flush() override {
     Runtime& rt = target_->runtime();
     const auto& shape = target_->shape();
-    // One sum per element and rank, threads in order: the same bits on every run.
-    std::unordered_map<std::int64_t, T> mine;
-    for (auto& p : pending_) {
-      for (const auto& [k, d] : p.deltas) mine[k] += d;
-      p.deltas.clear();
-    }
-    std::vector<std::pair<std::int64_t, T>> sorted(mine.begin(), mine.end());
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto sorted = take_pending();
     const auto& dist = target_->distribution_of();
     std::vector<Bytes> send(static_cast<std::size_t>(rt.size()));
     for (const auto& [k, d] : sorted) {
@@ -122,9 +128,57 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     std::int64_t key;
     T delta;
   };
-  struct alignas(64) Pending {  // one per thread, on its own cache line
-    std::unordered_map<std::int64_t, T> deltas;
+  // One per thread, on its own cache line. Arrays up to kDenseBytes get a delta slot
+  // per element and a list of the touched ones (an add is an index and an addition);
+  // larger ones a hash map.
+  static constexpr std::int64_t kDenseBytes = std::int64_t{64} << 20;
+  struct alignas(64) Pending {
+    std::vector<T> dense;
+    std::vector<std::uint8_t> marked;
+    std::vector<std::int64_t> touched;
+    std::unordered_map<std::int64_t, T> sparse;
+    void allocate(std::int64_t n) {
+      dense.assign(static_cast<std::size_t>(n), T{});
+      marked.assign(static_cast<std::size_t>(n), 0);
+    }
+    void clear() {
+      for (const auto k : touched) {
+        dense[static_cast<std::size_t>(k)] = T{};
+        marked[static_cast<std::size_t>(k)] = 0;
+      }
+      touched.clear();
+      sparse.clear();
+    }
   };
+
+  // This rank's pending deltas, one sum per element (threads in order: the same bits
+  // on every run), sorted by element; the per-thread buffers are left empty.
+  std::vector<std::pair<std::int64_t, T>> take_pending() {
+    std::vector<std::pair<std::int64_t, T>> out;
+    if (dense_) {
+      Pending& first = pending_.front();
+      for (std::size_t t = 1; t < pending_.size(); ++t)
+        for (const auto k : pending_[t].touched) {
+          const auto at = static_cast<std::size_t>(k);
+          if (first.dense.empty()) first.allocate(volume(target_->shape()));
+          if (!first.marked[at]) {
+            first.marked[at] = 1;
+            first.touched.push_back(k);
+          }
+          first.dense[at] += pending_[t].dense[at];
+        }
+      std::sort(first.touched.begin(), first.touched.end());
+      for (const auto k : first.touched) out.emplace_back(k, first.dense[static_cast<std::size_t>(k)]);
+    } else {
+      std::unordered_map<std::int64_t, T> mine;
+      for (const auto& p : pending_)
+        for (const auto& [k, d] : p.sparse) mine[k] += d;
+      out.assign(mine.begin(), mine.end());
+      std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    for (auto& p : pending_) p.clear();
+    return out;
+  }
 
   // The owners' per-element state lives in a DistArray laid out like the target, so
   // it follows the target when a plan repartitions it.
@@ -134,19 +188,23 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     else if (!(state_->distribution_of().partition() == p)) state_->repartition(p);
   }
 
+  // Before a loop run the buffers are almost always empty: then undoing is clearing.
   void save_state() override {
     saved_.clear();
-    for (const auto& p : pending_) saved_.push_back(p.deltas);
+    if (pending() > 0) saved_ = pending_;
   }
   void restore_state() override {
-    if (saved_.size() != pending_.size()) return;
-    for (std::size_t t = 0; t < pending_.size(); ++t) pending_[t].deltas = saved_[t];
+    if (saved_.empty()) {
+      for (auto& p : pending_) p.clear();
+    } else {
+      pending_ = saved_;
+    }
   }
 
   DistArray<T, N>* target_;
   Apply apply_;
-  std::vector<Pending> pending_;
-  std::vector<std::unordered_map<std::int64_t, T>> saved_;
+  bool dense_;
+  std::vector<Pending> pending_, saved_;
   std::optional<DistArray<state_type, N>> state_;
 };
 

@@ -206,6 +206,7 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
       }
       case Placement::local:
       case Placement::replicated:
+        if (!role.written && !role.read) break;  // only written through a Buffer: nothing to place
         if (role.written || a->is_sparse_array())
           throw OptionError(fmt::format("loop at {}: array {} is {} with subscripts that follow neither the space "
                                         "nor the time dimension; across ranks only dense arrays the loop does not "

@@ -181,6 +181,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     r.array_id = s.array_id;
     r.name = s.array_name;
     if (s.mode != detail::AccessMode::read && s.mode != detail::AccessMode::buffered) r.written = true;
+    if (s.mode != detail::AccessMode::write && s.mode != detail::AccessMode::buffered) r.read = true;
     for (std::size_t d = 0; d < s.subs.size(); ++d) {
       const auto& sub = s.subs[d];
       if (sub.kind != K::affine) continue;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
@@ -37,6 +38,27 @@ TEST(Buffer, NothingIsLostAndTheLoopRunsDataParallel) {
     }
     ASSERT_EQ(counts.gather(), want) << "pass " << pass;
   }
+}
+
+TEST(Buffer, ArraysTooLargeForDenseDeltasUseAHashMap) {
+  const std::int64_t n = 3000, slots = std::int64_t{9} << 20;  // 72 MiB of int64: past the dense limit
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0] % 7 + 1; });
+  auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {slots});
+  Buffer buf(counts);
+  const loop::Plan& plan =
+      parallel_for(space, [&](const Index<1>& i, std::int64_t v) { buf.add({slot_of(i[0], 1000) * 9001}, v); });
+  EXPECT_EQ(plan.bytes_per_pass, 0);  // written only through the Buffer: never copied to every rank
+  std::map<std::int64_t, std::int64_t> want;
+  for (std::int64_t i = 0; i < n; ++i) want[slot_of(i, 1000) * 9001] += i % 7 + 1;
+  const auto got = counts.gather();
+  std::int64_t total = 0;
+  for (const auto v : got) total += v;
+  EXPECT_EQ(total, [&] {
+    std::int64_t t = 0;
+    for (const auto& [k, v] : want) t += v;
+    return t;
+  }());
+  for (const auto& [k, v] : want) ASSERT_EQ(got[static_cast<std::size_t>(k)], v) << k;
 }
 
 TEST(Buffer, ReadsSeeTheArrayFromBeforeTheLoop) {

@@ -73,7 +73,8 @@ struct ArrayRole {
   std::string name;
   Placement placement = Placement::local;
   int array_dim = -1;  ///< aligned / travelling: the array dimension that follows the plan
-  bool written = false;
+  bool written = false;  ///< written in place (buffered writes do not count)
+  bool read = false;     ///< read in place
 };
 
 struct Plan {
