@@ -31,7 +31,7 @@ class SpeculationFailed : public Error {
   using Error::Error;
 };
 
-class CheckedObserver final : public detail::AccessObserver {
+class CheckedObserver final : public strata::detail::AccessObserver {
  public:
   CheckedObserver(const Plan& plan, bool check_bounds, bool check_fits)
       : plan_(plan), check_bounds_(check_bounds), check_fits_(check_fits) {}
@@ -46,7 +46,7 @@ class CheckedObserver final : public detail::AccessObserver {
 
   // Kept small: during a speculative run it is called for every access, so all
   // message building is out of line.
-  void* on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
+  void* on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
                   std::span<const std::int64_t> index, bool whole_last, void* /*real*/,
                   std::size_t /*bytes*/) override {
     const KnownSite* planned = planned_site(array, where, mode);
@@ -64,9 +64,9 @@ class CheckedObserver final : public detail::AccessObserver {
     std::int64_t offset = 0;
   };
   struct KnownSite {
-    const detail::ArrayBase* array;
+    const strata::detail::ArrayBase* array;
     std::source_location where;
-    detail::AccessMode mode;
+    strata::detail::AccessMode mode;
     const SiteSummary* summary;
     std::size_t dims;
     DimCheck check[analysis::SubscriptFitter::max_dims];
@@ -74,8 +74,8 @@ class CheckedObserver final : public detail::AccessObserver {
   // The plan's record of (array, call site, mode), or nullptr. Bodies visit their
   // sites in the same order every iteration, so the one after the last is tried
   // first; the rest is cached per call site so the common case formats no strings.
-  const KnownSite* planned_site(const detail::ArrayBase& array, const std::source_location& where,
-                                detail::AccessMode mode) {
+  const KnownSite* planned_site(const strata::detail::ArrayBase& array, const std::source_location& where,
+                                strata::detail::AccessMode mode) {
     const std::size_t next = last_ + 1 < known_.size() ? last_ + 1 : 0;
     if (next < known_.size()) [[likely]] {
       const KnownSite& k = known_[next];
@@ -87,8 +87,8 @@ class CheckedObserver final : public detail::AccessObserver {
     }
     return find_site(array, where, mode);
   }
-  const KnownSite* find_site(const detail::ArrayBase& array, const std::source_location& where,
-                             detail::AccessMode mode);
+  const KnownSite* find_site(const strata::detail::ArrayBase& array, const std::source_location& where,
+                             strata::detail::AccessMode mode);
   // Whether the access matches the subscripts the plan was built from.
   bool fits(const KnownSite& site, std::span<const std::int64_t> index, bool whole_last) const {
     if (index.size() != site.dims) return false;
@@ -101,13 +101,13 @@ class CheckedObserver final : public detail::AccessObserver {
     }
     return true;
   }
-  [[noreturn, gnu::cold, gnu::noinline]] void fit_failed(const detail::ArrayBase& array,
+  [[noreturn, gnu::cold, gnu::noinline]] void fit_failed(const strata::detail::ArrayBase& array,
                                                          const std::source_location& where,
                                                          std::span<const std::int64_t> index, bool whole_last,
                                                          bool site_known) const;
   // Checked mode: the site must be planned and the access inside the partition.
-  void check_planned(const KnownSite* planned, const detail::ArrayBase& array, const std::source_location& where,
-                     detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last) const;
+  void check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array, const std::source_location& where,
+                     strata::detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last) const;
 
   const Plan& plan_;
   bool check_bounds_, check_fits_;

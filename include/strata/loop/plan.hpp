@@ -56,7 +56,7 @@ struct SiteSummary {
   std::uint64_t array_id = 0;
   std::string array_name;
   std::string site;
-  detail::AccessMode mode = detail::AccessMode::read;
+  strata::detail::AccessMode mode = strata::detail::AccessMode::read;
   std::vector<analysis::Subscript> subs;
   std::int64_t count = 0;
 };

@@ -25,11 +25,11 @@ namespace strata::loop {
 
 /// Everything recorded about one (array, call site, access mode).
 struct SiteRecord {
-  detail::ArrayBase* array = nullptr;
+  strata::detail::ArrayBase* array = nullptr;
   std::uint64_t array_id = 0;
   std::string array_name;
   std::string site;  // "file.cpp:42:17"
-  detail::AccessMode mode = detail::AccessMode::read;
+  strata::detail::AccessMode mode = strata::detail::AccessMode::read;
   std::vector<analysis::SubscriptFitter> fitters;  // one per array dimension
   std::int64_t count = 0;
   // Fast matching of the call site without building strings.
@@ -40,7 +40,7 @@ struct SiteRecord {
 
 // Cache-line aligned: each thread updates its own recorder at every access, and
 // neighbours in a vector must not share a line.
-class alignas(64) Recorder final : public detail::AccessObserver {
+class alignas(64) Recorder final : public strata::detail::AccessObserver {
  public:
   Recorder(int iter_dims, bool record_elements);
   ~Recorder() override;
@@ -55,7 +55,7 @@ class alignas(64) Recorder final : public detail::AccessObserver {
     used_ = 0;
   }
 
-  void* on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
+  void* on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
                   std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override;
 
   const std::vector<SiteRecord>& sites() const { return sites_; }
@@ -74,10 +74,10 @@ class alignas(64) Recorder final : public detail::AccessObserver {
     std::unique_ptr<std::byte[]> buf;
     std::size_t capacity = 0;
   };
-  SiteRecord& site_for(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode);
-  [[gnu::noinline]] SiteRecord& find_site(detail::ArrayBase& array, const std::source_location& where,
-                                          detail::AccessMode mode);
-  void* scratch_for(void* real, std::size_t bytes, detail::AccessMode mode);
+  SiteRecord& site_for(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode);
+  [[gnu::noinline]] SiteRecord& find_site(strata::detail::ArrayBase& array, const std::source_location& where,
+                                          strata::detail::AccessMode mode);
+  void* scratch_for(void* real, std::size_t bytes, strata::detail::AccessMode mode);
 
   int iter_dims_;
   bool record_elements_;

@@ -1,0 +1,135 @@
+// Building a loop plan: reconnaissance, analysis, layout and per-thread work lists,
+// and the non-template helpers parallel_for shares with it (src/loop/driver.cpp).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/detail/stopwatch.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/loop/plan.hpp"
+#include "strata/loop/reconnoitre.hpp"
+
+namespace strata::loop::detail {
+
+using strata::detail::seconds_since;
+
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
+bool plan_still_valid(const Plan& plan, Runtime& rt, std::uint64_t space_version);
+void remember_versions(Plan& plan);
+/// Bounds, schedule and array placement for the chosen strategy. `histogram(d)`
+/// (collective) counts the iterations at each index of dimension d; it is called
+/// only for the dimensions the strategy partitions.
+void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
+             const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options);
+void print_plan(Runtime& rt, const Plan& plan);
+/// The reconnaissance stride for a loop over `iterations` iterations (all ranks).
+int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
+/// Collective: applies at their owners the deltas the loop wrote through Buffers.
+void flush_buffers(const Plan& plan);
+/// Collective: the first non-empty message of any thread on any rank ("" if none).
+std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
+
+/// Reconnaissance (1 in `stride` iterations), analysis and layout: a new plan.
+/// Collective. A plan from a sample is speculative (verified = false) unless its
+/// strategy needs every access anyway (conflict groups), in which case the pass is
+/// repeated in full.
+template <class Elem, std::size_t M, class Body>
+std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const LoopOptions& options,
+                                 const std::source_location& where, int stride) {
+  Runtime& rt = space.runtime();
+  auto plan = std::make_unique<Plan>();
+  plan->loop_site = fmt::format("{}:{}", where.file_name(), where.line());
+  plan->iter_dims = static_cast<int>(M);
+  plan->ordered = options.ordered;
+  plan->ranks = rt.size();
+  plan->threads = rt.threads();
+  plan->workers = rt.size() * rt.threads();
+  plan->recon_stride = stride;
+  plan->verified = stride == 1;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<SiteRecord> local_sites;
+  std::int64_t accesses = 0;
+  for (auto& rec : reconnoitre(space, body, false, stride)) {
+    accesses += rec.accesses();
+    local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
+  }
+  plan->recon_accesses = rt.comm().allreduce(accesses, ReduceOp::sum);
+  plan->recon_seconds = rt.comm().allreduce(seconds_since(t0), ReduceOp::max);
+
+  const auto t1 = std::chrono::steady_clock::now();
+  plan->sites = merge_sites(rt, local_sites);
+  std::vector<std::int64_t> extents(space.shape().begin(), space.shape().end());
+  analyse(*plan, extents, options);
+  using analysis::Strategy;
+  const auto strategy = plan->choice.strategy;
+  if (strategy == Strategy::groups && stride > 1) return build_plan(space, body, options, where, 1);
+  lay_out(*plan, space, extents, [&](int d) { return space.histogram(d); }, options);
+
+  // Work lists: this rank's iterations, per thread and step, in key order.
+  const int T = rt.threads(), r = plan->gathered ? 0 : rt.rank();
+  const auto n = space.local_nnz();
+  const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed) ? plan->schedule.blocks : 1;
+  plan->work.assign(static_cast<std::size_t>(T), std::vector<std::vector<std::uint32_t>>(static_cast<std::size_t>(steps)));
+  std::vector<std::int32_t> group_thread;
+  if (strategy == Strategy::groups) {
+    std::vector<analysis::ElementAccess> elements;
+    for (auto& rec : reconnoitre(space, body, true))
+      elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
+    group_thread = group_threads(*plan, n, elements);
+  }
+  const int s = plan->choice.space_dim, t = plan->choice.time_dim;
+  const auto& skew = plan->choice.skew;
+  for (std::int64_t pos = 0; pos < n; ++pos) {
+    const Index<M> i = index_at(space, pos);
+    int thread = 0, step = 0;
+    switch (strategy) {
+      case Strategy::serial: break;
+      case Strategy::data_parallel:
+      case Strategy::one_d: thread = range_part(plan->space_bounds, i[static_cast<std::size_t>(s)]) - r * T; break;
+      case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
+      case Strategy::two_d:
+      case Strategy::two_d_skewed: {
+        std::int64_t a = i[static_cast<std::size_t>(s)], b = i[static_cast<std::size_t>(t)];
+        if (strategy == Strategy::two_d_skewed) {
+          const std::int64_t a2 = skew[0][0] * a + skew[0][1] * b, b2 = skew[1][0] * a + skew[1][1] * b;
+          a = a2, b = b2;
+        }
+        const int w = range_part(plan->space_bounds, a);
+        thread = w - r * T;
+        step = plan->schedule.step_of(w, range_part(plan->time_bounds, b));
+        break;
+      }
+    }
+    STRATA_CHECK(thread >= 0 && thread < T, "an iteration was assigned to another rank's worker");
+    plan->work[static_cast<std::size_t>(thread)][static_cast<std::size_t>(step)].push_back(
+        static_cast<std::uint32_t>(pos));
+  }
+  if (strategy != Strategy::groups) {
+    std::int64_t most = 0;
+    for (const auto& w : plan->work) {
+      std::int64_t c = 0;
+      for (const auto& st : w) c += static_cast<std::int64_t>(st.size());
+      most = std::max(most, c);
+    }
+    most = rt.comm().allreduce(most, ReduceOp::max);
+    const double mean = static_cast<double>(space.nnz()) / (plan->gathered ? T : plan->workers);
+    plan->imbalance = mean > 0 ? static_cast<double>(most) / mean : 1.0;
+  }
+  plan->plan_seconds = rt.comm().allreduce(seconds_since(t1), ReduceOp::max);
+  plan->space_version = space.structure_version();
+  remember_versions(*plan);
+  if (options.explain) print_plan(rt, *plan);
+  return plan;
+}
+
+}  // namespace strata::loop::detail

@@ -1,0 +1,168 @@
+// Executing a loop plan once: work records streamed per thread and step, checked or
+// speculative runs, replicated and travelling arrays, the 2-D block schedule.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/loop/build_plan.hpp"
+#include "strata/loop/checked.hpp"
+#include "strata/loop/schedule.hpp"
+
+namespace strata::loop::detail {
+
+/// Runs the loop once by `plan`. With `verify`, every access is also checked against
+/// the plan's fitted subscripts; the first that does not fit stops its thread's
+/// share of the run (the schedule still completes), and the run reports it: the
+/// first such message of any thread on any rank, "" when every access fitted.
+/// Collective.
+template <class Elem, std::size_t M, class Body>
+std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const LoopOptions& options, bool verify) {
+  Runtime& rt = space.runtime();
+  const auto run_start = std::chrono::steady_clock::now();
+  using analysis::Strategy;
+  // Work records are streamed in block order. A body that takes the element by value
+  // or const reference gets a copy stored in the record (the element array is in key
+  // order, so reading it through a pointer would miss the cache on every iteration);
+  // a body that may modify the element gets a pointer to it.
+  constexpr bool kReadsOnly = std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
+  struct Record {
+    Index<M> index;
+    std::conditional_t<kReadsOnly, Elem, Elem*> value;
+  };
+  if (plan.packed.empty()) {
+    auto values = space.local_values();
+    plan.packed.resize(plan.work.size());
+    for (std::size_t th = 0; th < plan.work.size(); ++th)
+      for (const auto& positions : plan.work[th]) {
+        std::vector<Record> recs;
+        recs.reserve(positions.size());
+        for (const std::uint32_t pos : positions) {
+          if constexpr (kReadsOnly) recs.push_back({index_at(space, pos), values[pos]});
+          else recs.push_back({index_at(space, pos), &values[pos]});
+        }
+        auto& bytes = plan.packed[th].emplace_back(recs.size() * sizeof(Record));
+        if (!recs.empty()) std::memcpy(bytes.data(), recs.data(), bytes.size());
+      }
+  }
+  auto values_now = space.local_values();
+  // The copies are refreshed only when the elements changed since they were made
+  // (a sequential fingerprint costs far less than gathering them again).
+  bool refresh = false;
+  if constexpr (kReadsOnly) {
+    const auto fp = fingerprint(std::as_bytes(values_now));
+    refresh = fp != plan.packed_fingerprint;
+    plan.packed_fingerprint = fp;
+  }
+  const int T = rt.threads(), r = plan.gathered ? 0 : rt.rank();
+
+  // Checked mode, verification, or both: each thread checks its own accesses.
+  const bool checked = options.checked || checked_by_environment();
+  std::vector<std::unique_ptr<CheckedObserver>> checkers;
+  if (checked || verify)
+    for (int th = 0; th < T; ++th) checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));
+  std::vector<std::string> failures(static_cast<std::size_t>(T));
+
+  // Arrays the loop only reads at subscripts that follow no partitioned dimension:
+  // every rank reads a whole copy during the run.
+  std::vector<strata::detail::ArrayBase*> replicas;
+  if (rt.size() > 1 && !plan.gathered)
+    for (const auto& role : plan.roles)
+      if (role.placement == Placement::replicated) {
+        auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+        a->travel_begin();
+        replicas.push_back(a);
+      }
+
+  // One step of one thread: its work records, body by body.
+  auto run_step = [&](int th, int step, int block) {
+    CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
+    if (checker && checked) {
+      const int w = r * T + th;
+      const std::int64_t lo = plan.space_bounds.empty() ? 0 : plan.space_bounds[static_cast<std::size_t>(w)];
+      const std::int64_t hi = plan.space_bounds.empty() ? 0 : plan.space_bounds[static_cast<std::size_t>(w) + 1];
+      std::int64_t tlo = 0, thi = 0;
+      if (block >= 0 && !plan.time_bounds.empty())
+        tlo = plan.time_bounds[static_cast<std::size_t>(block)], thi = plan.time_bounds[static_cast<std::size_t>(block) + 1];
+      checker->set_bounds(lo, hi, tlo, thi);
+    }
+    auto& packed = plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
+    const auto& positions = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
+    auto* rec = reinterpret_cast<Record*>(packed.data());
+    const std::size_t n = packed.size() / sizeof(Record);
+    if constexpr (kReadsOnly)
+      if (refresh)
+        for (std::size_t k = 0; k < n; ++k) rec[k].value = values_now[positions[k]];
+    ObserverScope scope(checker, false);
+    if (!verify) {
+      for (std::size_t k = 0; k < n; ++k) {
+        if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
+        else body(rec[k].index, *rec[k].value);
+      }
+      return;
+    }
+    // Verifying: after the first access that does not fit, this thread runs nothing
+    // more (the access itself never happened, so the run can be undone).
+    std::string& failure = failures[static_cast<std::size_t>(th)];
+    if (!failure.empty()) return;
+    try {
+      for (std::size_t k = 0; k < n; ++k) {
+        checker->begin_iteration(rec[k].index);
+        if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
+        else body(rec[k].index, *rec[k].value);
+      }
+    } catch (const SpeculationFailed& e) {
+      failure = e.what();
+    }
+  };
+  auto finish = [&] {
+    for (auto* a : replicas) a->travel_drop();
+    plan.last_run_seconds = seconds_since(run_start);
+    rt.comm().barrier();
+    remember_versions(plan);
+    return verify ? first_failure(rt, failures) : std::string();
+  };
+
+  const auto strategy = plan.choice.strategy;
+  if (strategy != Strategy::two_d && strategy != Strategy::two_d_skewed) {
+    rt.pool().run([&](int th) {
+      strata::detail::t_worker = th;
+      run_step(th, 0, -1);
+      strata::detail::t_worker = 0;
+    });
+    plan.last_wait_seconds = 0;
+    return finish();
+  }
+
+  // 2-D: arrays that follow the time dimension travel between ranks with the blocks.
+  std::vector<strata::detail::ArrayBase*> travelling;
+  std::vector<TravellingArray> rows;
+  if (rt.size() > 1)
+    for (const auto& role : plan.roles)
+      if (role.placement == Placement::travelling) {
+        auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+        a->travel_begin();
+        travelling.push_back(a);
+        const auto shape = a->shape_vector();
+        const auto bytes = a->local_bytes();
+        rows.push_back({bytes, shape[0] > 0 ? static_cast<std::int64_t>(bytes.size()) / shape[0] : 0, plan.time_bounds});
+      }
+  plan.last_wait_seconds = run_schedule(rt, plan.schedule, rows, run_step, plan.gathered);
+  if (!travelling.empty()) {
+    std::vector<int> held;
+    for (int b = 0; b < plan.schedule.blocks; ++b)
+      if (plan.schedule.users[static_cast<std::size_t>(b)].back() / T == r) held.push_back(b);
+    for (auto* a : travelling) a->travel_end(plan.time_bounds, held);
+  }
+  return finish();
+}
+
+}  // namespace strata::loop::detail
