@@ -21,8 +21,10 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <cstdint>
 #include <source_location>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -119,7 +121,12 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
         const Index<N> i = delinearize(x.key, shape);
         T* value = target_->find(i);
         STRATA_CHECK(value != nullptr, "a buffered delta reached a rank that does not own its element");
-        apply_(*value, *state_->find(i), x.delta);
+        if constexpr (std::is_empty_v<state_type>) {
+          state_type none;
+          apply_(*value, none, x.delta);
+        } else {
+          apply_(*value, *state_->find(i), x.delta);
+        }
       }
   }
 
@@ -183,6 +190,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   // The owners' per-element state lives in a DistArray laid out like the target, so
   // it follows the target when a plan repartitions it.
   void ensure_state() {
+    if constexpr (std::is_empty_v<state_type>) return;  // apply::Sum keeps nothing
     const Partition& p = target_->distribution_of().partition();
     if (!state_) state_.emplace(DistArray<state_type, N>::fill(target_->runtime(), target_->shape(), state_type{}, p));
     else if (!(state_->distribution_of().partition() == p)) state_->repartition(p);
