@@ -17,7 +17,7 @@
 // time, in rank order (so a run is reproducible for a given number of ranks and
 // threads). Reads during the loop see the array as it was before the loop: one clock
 // per loop call, bulk-synchronous. Outside loops, add() collects into thread 0's
-// buffer until flush().
+// buffer until flush(). The array must be dense and outlive its Buffer.
 #pragma once
 
 #include <algorithm>
@@ -69,7 +69,11 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
         target_(&target),
         apply_(std::move(apply)),
         dense_(volume(target.shape()) * static_cast<std::int64_t>(sizeof(T)) <= kDenseBytes),
-        pending_(static_cast<std::size_t>(target.runtime().threads())) {}
+        pending_(static_cast<std::size_t>(target.runtime().threads())) {
+    if (target.is_sparse())
+      throw OptionError(fmt::format("Buffer over array {}: only dense arrays can be written through a Buffer",
+                                    target.name().empty() ? "(unnamed)" : target.name()));
+  }
 
   /// Adds `delta` to element i (folded in by the apply function when flushed).
   void add(const Index<N>& i, const T& delta, std::source_location where = std::source_location::current()) {

@@ -159,6 +159,8 @@ TEST(Buffer, OneBufferPerArray) {
   auto a = DistArray<double, 1>::zeros(rt(), {10});
   Buffer first(a);
   EXPECT_THROW(Buffer second(a), OptionError);
+  auto sparse = DistArray<double, 2>::sparse(rt(), {4, 4}, {});
+  EXPECT_THROW(Buffer over_sparse(sparse), OptionError);
   first.add({3}, 2.5);  // outside loops: collected until flush()
   EXPECT_EQ(a.gather()[3], 0.0);
   first.flush();
