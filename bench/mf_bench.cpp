@@ -1,8 +1,10 @@
 // One SGD matrix-factorisation pass at rank K over a rating file: Strata's
 // parallel_for (2-D plan) against a hand-written serial loop running the same kernel
-// (strata::kernels::sgd_mf_step) over the ratings in the same order, plus the cost
-// of the reconnaissance pass. Prints medians over repeated passes; the three are
-// timed alternately so the machine's drifting speed hits them alike.
+// (strata::kernels::sgd_mf_step) over the ratings in the same order, plus what
+// planning costs: a full reconnaissance pass, and the path large loops take (a
+// sampled pass and a first run that checks every access). Prints medians over
+// repeated passes; all are timed alternately so the machine's drifting speed hits
+// them alike.
 //
 //   strata-mf-bench FILE [--rank K] [--passes P] [--blocks-per-worker B] [--strata-threads T]
 //   mpirun -np 2 strata-mf-bench FILE --strata-threads=1
