@@ -87,17 +87,8 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
                                    to_string(target_->shape())));
     const std::int64_t k = linearize(i, target_->shape());
     Pending& p = pending_[static_cast<std::size_t>(detail::t_worker)];
-    if (!dense_) {
-      p.sparse[k] += delta;
-      return;
-    }
-    if (p.dense.empty()) p.allocate(volume(target_->shape()));
-    const auto at = static_cast<std::size_t>(k);
-    if (!p.marked[at]) {
-      p.marked[at] = 1;
-      p.touched.push_back(k);
-    }
-    p.dense[at] += delta;
+    if (dense_) p.add_dense(k, delta, volume(target_->shape()));
+    else p.sparse[k] += delta;
   }
 
   /// Elements with deltas waiting on this rank (counted per thread).
@@ -148,9 +139,18 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     std::vector<std::uint8_t> marked;
     std::vector<std::int64_t> touched;
     std::unordered_map<std::int64_t, T> sparse;
-    void allocate(std::int64_t n) {
-      dense.assign(static_cast<std::size_t>(n), T{});
-      marked.assign(static_cast<std::size_t>(n), 0);
+    // `n`: the array's volume; the slots are allocated on the first add.
+    void add_dense(std::int64_t k, const T& delta, std::int64_t n) {
+      if (dense.empty()) {
+        dense.assign(static_cast<std::size_t>(n), T{});
+        marked.assign(static_cast<std::size_t>(n), 0);
+      }
+      const auto at = static_cast<std::size_t>(k);
+      if (!marked[at]) {
+        marked[at] = 1;
+        touched.push_back(k);
+      }
+      dense[at] += delta;
     }
     void clear() {
       for (const auto k : touched) {
@@ -169,15 +169,8 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     if (dense_) {
       Pending& first = pending_.front();
       for (std::size_t t = 1; t < pending_.size(); ++t)
-        for (const auto k : pending_[t].touched) {
-          const auto at = static_cast<std::size_t>(k);
-          if (first.dense.empty()) first.allocate(volume(target_->shape()));
-          if (!first.marked[at]) {
-            first.marked[at] = 1;
-            first.touched.push_back(k);
-          }
-          first.dense[at] += pending_[t].dense[at];
-        }
+        for (const auto k : pending_[t].touched)
+          first.add_dense(k, pending_[t].dense[static_cast<std::size_t>(k)], volume(target_->shape()));
       std::sort(first.touched.begin(), first.touched.end());
       for (const auto k : first.touched) out.emplace_back(k, first.dense[static_cast<std::size_t>(k)]);
     } else {

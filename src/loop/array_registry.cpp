@@ -42,6 +42,15 @@ std::string site_label(const std::source_location& where) {
   return std::string(file) + ":" + std::to_string(where.line()) + ":" + std::to_string(where.column());
 }
 
+bool same_site(const std::source_location& a, const std::source_location& b) {
+  return identical_site(a, b) || (a.line() == b.line() && a.column() == b.column() &&
+                                  std::string_view(a.file_name()) == std::string_view(b.file_name()));
+}
+
+std::string array_label(const ArrayBase& array) {
+  return array.name().empty() ? "array#" + std::to_string(array.array_id()) : array.name();
+}
+
 ArrayBase* ArrayBase::find_array(std::uint64_t id) {
   std::lock_guard lock(g_mu);
   auto it = registry().find(id);

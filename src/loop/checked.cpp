@@ -1,7 +1,6 @@
 #include "strata/loop/checked.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,16 +11,14 @@ const CheckedObserver::KnownSite* CheckedObserver::find_site(const detail::Array
                                                              const std::source_location& where,
                                                              detail::AccessMode mode) {
   for (std::size_t k = 0; k < known_.size(); ++k)
-    if (known_[k].array == &array && known_[k].mode == mode && known_[k].where.line() == where.line() &&
-        known_[k].where.column() == where.column() &&
-        std::strcmp(known_[k].where.file_name(), where.file_name()) == 0) {
+    if (known_[k].array == &array && known_[k].mode == mode && detail::same_site(known_[k].where, where)) {
       last_ = k;
       return &known_[k];
     }
   const std::string label = detail::site_label(where);
   for (const auto& s : plan_.sites) {
     if (s.array_id != array.array_id() || s.site != label || s.mode != mode) continue;
-    KnownSite k{&array, where, mode, &s, std::min<std::size_t>(s.subs.size(), analysis::SubscriptFitter::max_dims), {}};
+    KnownSite k{&array, where, mode, std::min<std::size_t>(s.subs.size(), analysis::SubscriptFitter::max_dims), {}};
     using K = analysis::Subscript::Kind;
     for (std::size_t d = 0; d < k.dims; ++d) {
       const analysis::Subscript& f = s.subs[d];
@@ -47,8 +44,7 @@ std::string shown(const detail::ArrayBase& array, std::span<const std::int64_t> 
   std::vector<std::string> subs;
   for (std::size_t d = 0; d < index.size(); ++d)
     subs.push_back(whole_last && d + 1 == index.size() ? ":" : std::to_string(index[d]));
-  return fmt::format("{}[{}]", array.name().empty() ? fmt::format("array#{}", array.array_id()) : array.name(),
-                     fmt::join(subs, ", "));
+  return fmt::format("{}[{}]", detail::array_label(array), fmt::join(subs, ", "));
 }
 
 }  // namespace

@@ -13,16 +13,6 @@ Recorder::Recorder(int iter_dims, bool record_elements) : iter_dims_(iter_dims),
 
 Recorder::~Recorder() = default;
 
-namespace {
-
-bool same_site(const SiteRecord& s, const detail::ArrayBase& array, const std::source_location& where,
-               detail::AccessMode mode) {
-  return s.line == where.line() && s.column == where.column() && s.array_id == array.array_id() && s.mode == mode &&
-         (s.file == where.file_name() || std::strcmp(s.file, where.file_name()) == 0);
-}
-
-}  // namespace
-
 // Bodies cycle through a handful of sites in the same order every iteration, so the
 // site after the last one is almost always the one. The check compares the bytes of
 // the source_location (one pointer in libstdc++: equal bytes are certainly the same
@@ -32,7 +22,7 @@ bool same_site(const SiteRecord& s, const detail::ArrayBase& array, const std::s
   const std::size_t next = last_site_ + 1 < sites_.size() ? last_site_ + 1 : 0;
   if (next < sites_.size()) [[likely]] {
     SiteRecord& s = sites_[next];
-    if (s.array == &array && s.mode == mode && std::memcmp(&s.where, &where, sizeof where) == 0) [[likely]] {
+    if (s.array == &array && s.mode == mode && detail::identical_site(s.where, where)) [[likely]] {
       last_site_ = next;
       return s;
     }
@@ -42,21 +32,18 @@ bool same_site(const SiteRecord& s, const detail::ArrayBase& array, const std::s
 
 SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode) {
   for (std::size_t k = 0; k < sites_.size(); ++k)
-    if (same_site(sites_[k], array, where, mode)) {
+    if (sites_[k].array_id == array.array_id() && sites_[k].mode == mode && detail::same_site(sites_[k].where, where)) {
       last_site_ = k;
       return sites_[k];
     }
   SiteRecord s;
   s.array = &array;
   s.array_id = array.array_id();
-  s.array_name = array.name().empty() ? fmt::format("array#{}", array.array_id()) : array.name();
+  s.array_name = detail::array_label(array);
   s.site = detail::site_label(where);
   s.mode = mode;
   s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
   s.where = where;
-  s.file = where.file_name();
-  s.line = where.line();
-  s.column = where.column();
   sites_.push_back(std::move(s));
   last_site_ = sites_.size() - 1;
   return sites_.back();

@@ -9,6 +9,7 @@
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
+#include "unsampled.hpp"
 
 namespace strata {
 namespace {
@@ -139,12 +140,7 @@ TEST(Buffer, DeltasOfAnUndoneSpeculativeRunAreDropped) {
   Buffer buf(counts);
   // One iteration outside the sample writes y[0] instead of y[i]: the sampled plan
   // fails in its first run, which is undone and run again from a full plan.
-  const auto& box = x.local_box()[0];
-  const loop::detail::ReconSample sample(box.size(), stride);
-  std::int64_t mine = -1;
-  for (std::int64_t pos = 0; pos < box.size(); ++pos)
-    if (!sample.has(pos)) mine = box.global(pos);
-  const std::int64_t odd = rt().comm().allreduce(mine, ReduceOp::max);
+  const std::int64_t odd = testing::unsampled_iteration(x, stride);
   LoopOptions sampled;
   sampled.recon_stride = stride;
   const loop::Plan& plan = parallel_for(x, [&](const Index<1>& i, double v) {

@@ -9,6 +9,7 @@
 
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
+#include "unsampled.hpp"
 
 namespace strata {
 namespace {
@@ -66,13 +67,7 @@ TEST(Speculation, SampledPlanThatFailsIsUndoneAndReplanned) {
   auto y = DistArray<double, 1>::fill(rt(), {n}, 1.0);
   y.set_name("y");
   // One iteration the sample does not visit breaks the pattern y[i]: it writes y[0].
-  // Each rank names its last iteration outside its sample; the largest is taken.
-  const auto& box = x.local_box()[0];
-  const loop::detail::ReconSample sample(box.size(), stride);
-  std::int64_t mine = -1;
-  for (std::int64_t pos = 0; pos < box.size(); ++pos)
-    if (!sample.has(pos)) mine = box.global(pos);
-  const std::int64_t odd = rt().comm().allreduce(mine, ReduceOp::max);
+  const std::int64_t odd = testing::unsampled_iteration(x, stride);
   ASSERT_GT(odd, 0);
 
   const std::vector<double> x0 = x.gather();

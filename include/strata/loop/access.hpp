@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <source_location>
 #include <span>
 #include <string>
@@ -111,6 +112,16 @@ class AccessObserver {
 
 /// "file.cpp:42:17": how plans, explain output and errors name an access site.
 std::string site_label(const std::source_location& where);
+
+/// Whether two source_locations name the same call site. Equal bytes (one pointer in
+/// libstdc++) certainly do, which is the check hot paths make first.
+inline bool identical_site(const std::source_location& a, const std::source_location& b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+bool same_site(const std::source_location& a, const std::source_location& b);
+
+/// "W", or "array#3" for an unnamed array: how plans and messages name arrays.
+std::string array_label(const ArrayBase& array);
 
 /// The observer of the loop running on this thread, if any.
 inline thread_local AccessObserver* t_observer = nullptr;

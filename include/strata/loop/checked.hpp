@@ -67,7 +67,6 @@ class CheckedObserver final : public strata::detail::AccessObserver {
     const strata::detail::ArrayBase* array;
     std::source_location where;
     strata::detail::AccessMode mode;
-    const SiteSummary* summary;
     std::size_t dims;
     DimCheck check[analysis::SubscriptFitter::max_dims];
   };
@@ -79,8 +78,7 @@ class CheckedObserver final : public strata::detail::AccessObserver {
     const std::size_t next = last_ + 1 < known_.size() ? last_ + 1 : 0;
     if (next < known_.size()) [[likely]] {
       const KnownSite& k = known_[next];
-      // Equal bytes of two source_locations are certainly the same call site.
-      if (k.array == &array && k.mode == mode && std::memcmp(&k.where, &where, sizeof where) == 0) [[likely]] {
+      if (k.array == &array && k.mode == mode && strata::detail::identical_site(k.where, where)) [[likely]] {
         last_ = next;
         return &k;
       }

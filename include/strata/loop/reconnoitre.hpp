@@ -54,10 +54,18 @@ class ReconSample {
     return stride_ == 1 || mix64(static_cast<std::uint64_t>(pos >> run_bits_)) <
                                ~std::uint64_t{0} / static_cast<std::uint64_t>(stride_);
   }
-  /// The first position of the run after the one holding `pos`.
-  std::int64_t next_run(std::int64_t pos) const { return ((pos >> run_bits_) + 1) << run_bits_; }
+  /// Calls f(pos) for every sampled position in [begin, end), in order.
+  template <class F>
+  void for_each_in(std::int64_t begin, std::int64_t end, F&& f) const {
+    for (std::int64_t run = begin; run < end; run = next_run(run))
+      if (has(run))
+        for (std::int64_t pos = run; pos < std::min(end, next_run(run)); ++pos) f(pos);
+  }
 
  private:
+  // The first position of the run after the one holding `pos`.
+  std::int64_t next_run(std::int64_t pos) const { return ((pos >> run_bits_) + 1) << run_bits_; }
+
   int stride_;
   int run_bits_ = 0;
 };
@@ -98,10 +106,9 @@ std::vector<Recorder> reconnoitre(DistArray<Elem, M>& space, Body& body, bool re
       body(i, copy);
     };
     if (!tiled) {
-      for (std::int64_t run = begin; run < end; run = sample.next_run(run))
-        if (sample.has(run))
-          for (std::int64_t pos = run; pos < std::min(end, sample.next_run(run)); ++pos)
-            visit(index_at(space, pos), pos, values[static_cast<std::size_t>(pos)]);
+      sample.for_each_in(begin, end, [&](std::int64_t pos) {
+        visit(index_at(space, pos), pos, values[static_cast<std::size_t>(pos)]);
+      });
       return;
     }
     struct Item {
@@ -120,9 +127,7 @@ std::vector<Recorder> reconnoitre(DistArray<Elem, M>& space, Body& body, bool re
     for (std::int64_t c = begin; c < end; c += kChunk) {
       const std::int64_t c_end = std::min(end, c + kChunk);
       chosen.clear();
-      for (std::int64_t run = c; run < c_end; run = sample.next_run(run))
-        if (sample.has(run))
-          for (std::int64_t pos = run; pos < std::min(c_end, sample.next_run(run)); ++pos) chosen.push_back(pos);
+      sample.for_each_in(c, c_end, [&](std::int64_t pos) { chosen.push_back(pos); });
       std::fill(start.begin(), start.end(), 0);
       for (const std::int64_t pos : chosen) ++start[tile_of(pos) + 1];
       for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];

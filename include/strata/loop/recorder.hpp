@@ -32,10 +32,7 @@ struct SiteRecord {
   strata::detail::AccessMode mode = strata::detail::AccessMode::read;
   std::vector<analysis::SubscriptFitter> fitters;  // one per array dimension
   std::int64_t count = 0;
-  // Fast matching of the call site without building strings.
-  std::source_location where;
-  const char* file = nullptr;
-  std::uint32_t line = 0, column = 0;
+  std::source_location where;  // matched without building strings
 };
 
 // Cache-line aligned: each thread updates its own recorder at every access, and
