@@ -5,12 +5,32 @@
 //   void operator()(T& value, state_type& state, const T& delta) const;
 //
 // state_type must be trivially copyable and value-initialise to "no history". Any
-// type with this shape works as a user-defined apply function.
+// type with this shape works as a user-defined apply function. One that also needs
+// to know which deltas were computed from the same reads takes a fourth argument,
+// an ApplyContext: deltas applied in the same round were all computed from values
+// read before the round began (one round per Buffer flush, or per clock of a relaxed
+// array).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 namespace strata::apply {
+
+struct ApplyContext {
+  std::int64_t round = 0;
+};
+
+/// Calls an apply function with or without the context, whichever it takes.
+template <class Apply, class T, class State>
+void call(const Apply& f, T& value, State& state, const T& delta, std::int64_t round) {
+  if constexpr (std::is_invocable_v<const Apply&, T&, State&, const T&, const ApplyContext&>)
+    f(value, state, delta, ApplyContext{round});
+  else
+    f(value, state, delta);
+}
 
 /// value += delta. No state.
 struct Sum {
@@ -41,5 +61,51 @@ struct AdaGrad {
 };
 
 inline AdaGrad adagrad(double lr, double eps = 1e-8) { return {lr, eps}; }
+
+/// AdaRevision (McMahan and Streeter, "Delay-tolerant algorithms for asynchronous
+/// distributed online learning", 2014): AdaGrad that accounts for the gradients a
+/// delayed update did not see. The owner keeps per element the gradient sum z and
+/// remembers z, and the learning rate, as they were when the round began (what the
+/// delta's author read). For a gradient g arriving with g_bck = z - z_read (the
+/// gradients applied since that read):
+///
+///   G     += g*g + 2*g*g_bck        (the squared sum as if g had come with g_bck)
+///   Gmax   = max(Gmax, G)           (rates never grow)
+///   eta    = lr / (sqrt(Gmax) + eps)
+///   value += -eta*g + (eta_read - eta) * g_bck
+///   z     += g
+///
+/// The last term revises the gradients applied after the read at the rate the
+/// reader would have used had it seen them. With no delay (one writer per round)
+/// it is AdaGrad in the form above. Before an element has any history, eta_read is
+/// taken as eta (there is no earlier rate to revise).
+struct AdaRevision {
+  double lr = 0.1;
+  double eps = 1e-8;
+  struct state_type {
+    double z = 0, z_read = 0;
+    double g2 = 0, g2max = 0, g2max_read = 0;
+    std::int64_t round = -1;
+  };
+  double rate(double g2max) const { return lr / (std::sqrt(g2max) + eps); }
+  template <class T>
+  void operator()(T& value, state_type& s, const T& delta, const ApplyContext& ctx) const {
+    if (s.round != ctx.round) {  // the first delta of a round: what its readers saw
+      s.round = ctx.round;
+      s.z_read = s.z;
+      s.g2max_read = s.g2max;
+    }
+    const double g = static_cast<double>(delta);
+    const double g_bck = s.z - s.z_read;
+    s.g2 += g * g + 2 * g * g_bck;
+    s.g2max = std::max(s.g2max, s.g2);
+    const double eta = rate(s.g2max);
+    const double eta_read = s.g2max_read > 0 ? rate(s.g2max_read) : eta;
+    value = static_cast<T>(static_cast<double>(value) - eta * g + (eta_read - eta) * g_bck);
+    s.z += g;
+  }
+};
+
+inline AdaRevision adarevision(double lr, double eps = 1e-8) { return {lr, eps}; }
 
 }  // namespace strata::apply

@@ -16,11 +16,17 @@
 // elements' owners, which fold them in with the apply function one source rank at a
 // time, in rank order (so a run is reproducible for a given number of ranks and
 // threads). Reads during the loop see the array as it was before the loop: one clock
-// per loop call, bulk-synchronous. Outside loops, add() collects into thread 0's
-// buffer until flush(). The array must be dense and outlive its Buffer.
+// per loop call, bulk-synchronous, with the array copied whole to every rank.
+// Outside loops, add() collects into thread 0's buffer until flush(). The array must
+// be dense and outlive its Buffer.
+//
+// Given a Consistency (strata/relaxed.hpp), the Buffer makes its array a relaxed
+// parameter-server table instead: owners, caches of each rank's read set, clocks
+// every N iterations, stale-synchronous reads.
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <cstdint>
 #include <source_location>
@@ -34,46 +40,26 @@
 #include "strata/dist_array.hpp"
 #include "strata/loop/undo.hpp"
 #include "strata/loop/worker.hpp"
+#include "strata/ps/buffer_base.hpp"
+#include "strata/ps/relaxed_table.hpp"
+#include "strata/relaxed.hpp"
 
 namespace strata {
-namespace detail {
-
-/// The type-erased face of a Buffer: parallel_for flushes the buffers of the arrays
-/// a loop wrote through one. One buffer per array.
-class BufferBase {
- public:
-  virtual ~BufferBase();
-  /// Collective: sends every pending delta to its owner and applies it there.
-  virtual void flush() = 0;
-  /// The buffer over the array with this id on this rank, or nullptr.
-  static BufferBase* find_buffer(std::uint64_t array_id);
-
- protected:
-  explicit BufferBase(std::uint64_t array_id);
-  BufferBase(const BufferBase&) = delete;
-  BufferBase& operator=(const BufferBase&) = delete;
-
- private:
-  std::uint64_t array_id_;
-};
-
-}  // namespace detail
 
 template <class T, std::size_t N, class Apply = apply::Sum>
 class Buffer final : public detail::BufferBase, public detail::UndoableState {
  public:
   using state_type = typename Apply::state_type;
 
-  explicit Buffer(DistArray<T, N>& target, Apply apply = {})
-      : detail::BufferBase(target.array_id()),
-        target_(&target),
-        apply_(std::move(apply)),
-        dense_(volume(target.shape()) * static_cast<std::int64_t>(sizeof(T)) <= kDenseBytes),
-        pending_(static_cast<std::size_t>(target.runtime().threads())) {
-    if (target.is_sparse())
-      throw OptionError(fmt::format("Buffer over array {}: only dense arrays can be written through a Buffer",
-                                    target.name().empty() ? "(unnamed)" : target.name()));
+  explicit Buffer(DistArray<T, N>& target, Apply apply = {}) : Buffer(target, std::move(apply), nullptr) {}
+  /// A relaxed array: served by the parameter server with this consistency.
+  Buffer(DistArray<T, N>& target, Apply apply, Consistency consistency) : Buffer(target, std::move(apply), nullptr) {
+    table_ = std::make_unique<ps::RelaxedTable<T, N, Buffer>>(target, *this, consistency);
   }
+
+  detail::RelaxedBase* relaxed() override { return table_.get(); }
+  /// What the parameter server did for this array (zeros unless relaxed).
+  RelaxedStats stats() const { return table_ ? table_->stats() : RelaxedStats{}; }
 
   /// Adds `delta` to element i (folded in by the apply function when flushed).
   void add(const Index<N>& i, const T& delta, std::source_location where = std::source_location::current()) {
@@ -110,22 +96,46 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
       detail::append(send[static_cast<std::size_t>(dist.owner(i.data()))], Delta{k, d});
     }
     const auto received = rt.comm().alltoallv(send);
-    ensure_state();
+    prepare_apply();
+    const std::int64_t round = reserve_rounds(1);
     for (const auto& from : received)  // rank order
-      for (const Delta& x : detail::as_vector<Delta>(from)) {
-        const Index<N> i = delinearize(x.key, shape);
-        T* value = target_->find(i);
-        STRATA_CHECK(value != nullptr, "a buffered delta reached a rank that does not own its element");
-        if constexpr (std::is_empty_v<state_type>) {
-          state_type none;
-          apply_(*value, none, x.delta);
-        } else {
-          apply_(*value, *state_->find(i), x.delta);
-        }
-      }
+      for (const Delta& x : detail::as_vector<Delta>(from)) apply_delta(x.key, x.delta, round);
   }
 
  private:
+  friend class ps::RelaxedTable<T, N, Buffer>;
+
+  Buffer(DistArray<T, N>& target, Apply apply, std::nullptr_t)
+      : detail::BufferBase(target.array_id()),
+        target_(&target),
+        apply_(std::move(apply)),
+        dense_(volume(target.shape()) * static_cast<std::int64_t>(sizeof(T)) <= kDenseBytes),
+        pending_(static_cast<std::size_t>(target.runtime().threads())) {
+    if (target.is_sparse())
+      throw OptionError(fmt::format("Buffer over array {}: only dense arrays can be written through a Buffer",
+                                    target.name().empty() ? "(unnamed)" : target.name()));
+  }
+
+  // At the owner: folds one delta into element `key` (row-major) as apply round
+  // `round` (one round per flush or per clock; adaptive rules keep per-round state).
+  void apply_delta(std::int64_t key, const T& delta, std::int64_t round) {
+    const Index<N> i = delinearize(key, target_->shape());
+    T* value = target_->find(i);
+    STRATA_CHECK(value != nullptr, "a buffered delta reached a rank that does not own its element");
+    if constexpr (std::is_empty_v<state_type>) {
+      state_type none;
+      apply::call(apply_, *value, none, delta, round);
+    } else {
+      apply::call(apply_, *value, *state_->find(i), delta, round);
+    }
+  }
+  void prepare_apply() { ensure_state(); }
+  std::int64_t reserve_rounds(std::int64_t n) {
+    const std::int64_t first = rounds_;
+    rounds_ += n;
+    return first;
+  }
+
   struct Delta {
     std::int64_t key;
     T delta;
@@ -211,6 +221,8 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   bool dense_;
   std::vector<Pending> pending_, saved_;
   std::optional<DistArray<state_type, N>> state_;
+  std::int64_t rounds_ = 0;
+  std::unique_ptr<ps::RelaxedTable<T, N, Buffer>> table_;  // relaxed arrays only
 };
 
 }  // namespace strata

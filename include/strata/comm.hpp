@@ -72,6 +72,19 @@ class Comm {
   /// Completes every send this thread started, waiting at most the timeout.
   virtual void wait_sends() = 0;
 
+  // ---- mail (parameter-server traffic; used by the communication thread) ----
+  // A third context: messages of any size from any rank, not matched by tag.
+  // Not thread-safe: one thread (ps::Postman's) makes all these calls.
+
+  /// Starts sending `message` to `dest` (which may be this rank); the comm keeps it
+  /// until it is delivered.
+  virtual void mail(int dest, Bytes message) = 0;
+  /// Takes one message that has arrived, if any (never waits), and moves finished
+  /// sends along. Returns false when nothing has arrived.
+  virtual bool collect_mail(int& from, Bytes& message) = 0;
+  /// Sends started by mail() that are not yet complete.
+  virtual std::size_t mail_in_flight() const = 0;
+
   /// True once a wait timed out or MPI failed: the job can no longer make progress
   /// collectively and must be aborted rather than finalised.
   virtual bool broken() const = 0;

@@ -15,6 +15,10 @@
 
 namespace strata {
 
+namespace ps {
+class Postman;
+}
+
 struct RuntimeOptions {
   /// Threads of this rank's pool; 0 = cores of the host divided by ranks on the host.
   int threads = 0;
@@ -46,6 +50,8 @@ class Runtime {
 
   Comm& comm() { return *comm_; }
   ThreadPool& pool() { return *pool_; }
+  /// The parameter server's communication thread, started on first use.
+  ps::Postman& postman();
   const Logger& logger() const { return *logger_; }
   const RuntimeOptions& options() const { return options_; }
 
@@ -81,6 +87,7 @@ class Runtime {
   std::unique_ptr<Comm> comm_;
   std::unique_ptr<Logger> logger_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ps::Postman> postman_;  // stopped before the communicator goes
 };
 
 /// Applies STRATA_* environment variables and then --strata-* arguments (removed

@@ -59,6 +59,22 @@ void flush_buffers(const Plan& plan) {
   }
 }
 
+void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from) {
+  for (const auto& r : from) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const ReadSet& x) { return x.array_id == r.array_id; });
+    if (it == into.end()) {
+      into.push_back(r);
+      continue;
+    }
+    for (std::size_t w = 0; w < r.bits.size(); ++w) it->bits[w] |= r.bits[w];
+  }
+}
+
+bool reads_relaxed_arrays(const Plan& plan) {
+  return std::any_of(plan.roles.begin(), plan.roles.end(),
+                     [](const ArrayRole& r) { return r.placement == Placement::cached && r.read; });
+}
+
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread) {
   std::string mine;
   for (const auto& f : per_thread)
@@ -204,6 +220,7 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         }
         break;
       }
+      case Placement::cached: break;  // owners keep their shards; readers cache (ps::RelaxedTable)
       case Placement::local:
       case Placement::replicated:
         if (!role.written && !role.read) break;  // only written through a Buffer: nothing to place

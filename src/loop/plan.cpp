@@ -14,6 +14,7 @@
 #include "strata/analysis/conflict_groups.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
+#include "strata/ps/buffer_base.hpp"
 
 namespace strata::loop {
 namespace {
@@ -194,7 +195,17 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
       }
     }
   }
-  for (auto& [id, r] : roles) plan.roles.push_back(r);
+  for (auto& [id, r] : roles) {
+    if (detail::BufferBase::relaxed_table(id)) {
+      if (r.written)
+        throw OptionError(fmt::format("loop at {}: relaxed array {} is written in place; a relaxed array is written "
+                                      "only through its Buffer",
+                                      plan.loop_site, r.name));
+      r.placement = Placement::cached;
+      r.array_dim = -1;
+    }
+    plan.roles.push_back(r);
+  }
 }
 
 std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
@@ -242,6 +253,8 @@ std::string Plan::explain() const {
     const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"
                       : r.placement == Placement::travelling ? "travels with the time blocks"
                       : r.placement == Placement::replicated ? "read-only, copied whole to every rank for the loop"
+                      : r.placement == Placement::cached     ? "relaxed: read from each rank's cache of its read set, "
+                                                               "written through its Buffer to the owners"
                                                              : "used where it is";
     out += fmt::format("  array {}: {}{}\n", r.name, how,
                        r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");

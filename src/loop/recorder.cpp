@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/ps/buffer_base.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop {
@@ -44,6 +45,18 @@ SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_loca
   s.mode = mode;
   s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
   s.where = where;
+  // Reads of a relaxed array also collect the units read: the rank's cache.
+  if (auto* table = detail::BufferBase::relaxed_table(array.array_id());
+      table && mode != detail::AccessMode::buffered) {
+    auto it = std::find(read_set_tables_.begin(), read_set_tables_.end(), table);
+    if (it == read_set_tables_.end()) {
+      read_set_tables_.push_back(table);
+      read_sets_.push_back({array.array_id(), std::vector<std::uint64_t>(
+                                                  static_cast<std::size_t>((table->unit_count() + 63) / 64), 0)});
+      it = read_set_tables_.end() - 1;
+    }
+    s.read_set = static_cast<int>(it - read_set_tables_.begin());
+  }
   sites_.push_back(std::move(s));
   last_site_ = sites_.size() - 1;
   return sites_.back();
@@ -82,6 +95,11 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
   const std::size_t points = whole_last ? n - 1 : n;
   for (std::size_t d = 0; d < points; ++d) s.fitters[d].observe(iteration_, index[d]);
   if (whole_last) s.fitters[n - 1].observe_whole();
+  if (s.read_set >= 0) [[unlikely]] {
+    const auto k = static_cast<std::size_t>(s.read_set);
+    const auto u = static_cast<std::uint64_t>(read_set_tables_[k]->unit_of(index));
+    if (u / 64 < read_sets_[k].bits.size()) read_sets_[k].bits[u / 64] |= std::uint64_t{1} << (u % 64);
+  }
   if (record_elements_) [[unlikely]] {
     std::uint64_t key = mix64(array.array_id());
     for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <thread>
 
 #include <fmt/format.h>
@@ -58,11 +59,14 @@ class MpiComm final : public Comm {
     check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_dup(MPI_COMM_WORLD, &p2p_), "MPI_Comm_dup");
     check(MPI_Comm_set_errhandler(p2p_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &mail_), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(mail_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
   ~MpiComm() override {
     if (!broken_) {
+      MPI_Comm_free(&mail_);
       MPI_Comm_free(&p2p_);
       MPI_Comm_free(&comm_);
     }
@@ -162,6 +166,39 @@ class MpiComm final : public Comm {
     wait_quietly(mine, "completion of block sends");
     mine.clear();
   }
+
+  void mail(int dest, Bytes message) override {
+    if (message.size() > static_cast<std::size_t>(INT_MAX))
+      throw CommError(fmt::format("mail to rank {}", dest), rank_,
+                      fmt::format("a message of {} bytes is larger than one MPI message can be", message.size()));
+    mail_out_.push_back({std::move(message), MPI_REQUEST_NULL});
+    auto& m = mail_out_.back();
+    check(MPI_Isend(m.data.data(), static_cast<int>(m.data.size()), MPI_BYTE, dest, 0, mail_, &m.request),
+          fmt::format("mail to rank {}", dest));
+  }
+
+  bool collect_mail(int& from, Bytes& message) override {
+    // Finished sends leave in order (the oldest usually finishes first).
+    while (!mail_out_.empty()) {
+      int done = 0;
+      check(MPI_Test(&mail_out_.front().request, &done, MPI_STATUS_IGNORE), "mail send");
+      if (!done) break;
+      mail_out_.pop_front();
+    }
+    int arrived = 0;
+    MPI_Status status;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, 0, mail_, &arrived, &status), "mail probe");
+    if (!arrived) return false;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    message.resize(static_cast<std::size_t>(count));
+    from = status.MPI_SOURCE;
+    check(MPI_Recv(message.data(), count, MPI_BYTE, from, 0, mail_, MPI_STATUS_IGNORE),
+          fmt::format("mail from rank {}", from));
+    return true;
+  }
+
+  std::size_t mail_in_flight() const override { return mail_out_.size(); }
 
   std::vector<Bytes> allgatherv(std::span<const std::byte> mine) override {
     std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_));
@@ -268,6 +305,12 @@ class MpiComm final : public Comm {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm p2p_ = MPI_COMM_NULL;  // executors' block transfers
+  MPI_Comm mail_ = MPI_COMM_NULL;  // parameter-server mail
+  struct OutgoingMail {
+    Bytes data;
+    MPI_Request request;
+  };
+  std::deque<OutgoingMail> mail_out_;  // a deque: requests and buffers must not move
   int rank_ = 0, size_ = 1;
   double timeout_;
   std::atomic<bool> broken_{false};

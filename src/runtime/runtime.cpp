@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "strata/error.hpp"
+#include "strata/ps/postman.hpp"
 
 namespace strata {
 namespace {
@@ -149,7 +150,13 @@ void Runtime::start(RuntimeOptions options) {
   g_runtime_alive = true;
 }
 
+ps::Postman& Runtime::postman() {
+  if (!postman_) postman_ = std::make_unique<ps::Postman>(*comm_);
+  return *postman_;
+}
+
 Runtime::~Runtime() {
+  postman_.reset();
   pool_.reset();
   bool broken = comm_ && comm_->broken();
   if (uses_mpi_ && !broken && comm_->size() > 1 && std::uncaught_exceptions() > 0) {

@@ -35,6 +35,10 @@ void print_plan(Runtime& rt, const Plan& plan);
 int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
 /// Collective: applies at their owners the deltas the loop wrote through Buffers.
 void flush_buffers(const Plan& plan);
+/// Adds one thread's read sets of relaxed arrays to `into` (bitwise or).
+void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
+/// Whether the loop reads an array that is relaxed (a parameter-server table).
+bool reads_relaxed_arrays(const Plan& plan);
 /// Collective: the first non-empty message of any thread on any rank ("" if none).
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
 
@@ -62,6 +66,7 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   for (auto& rec : reconnoitre(space, body, false, stride)) {
     accesses += rec.accesses();
     local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
+    merge_read_sets(plan->read_sets, rec.read_sets());
   }
   plan->recon_accesses = rt.comm().allreduce(accesses, ReduceOp::sum);
   plan->recon_seconds = rt.comm().allreduce(seconds_since(t0), ReduceOp::max);
@@ -72,7 +77,9 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   analyse(*plan, extents, options);
   using analysis::Strategy;
   const auto strategy = plan->choice.strategy;
-  if (strategy == Strategy::groups && stride > 1) return build_plan(space, body, options, where, 1);
+  // Conflict groups need every access; relaxed arrays need every rank's whole read set.
+  if ((strategy == Strategy::groups || reads_relaxed_arrays(*plan)) && stride > 1)
+    return build_plan(space, body, options, where, 1);
   lay_out(*plan, space, extents, [&](int d) { return space.histogram(d); }, options);
 
   // Work lists: this rank's iterations, per thread and step, in key order.

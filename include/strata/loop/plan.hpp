@@ -65,8 +65,10 @@ struct SiteSummary {
 /// local: used where it is (one rank, or arrays the plan gathers on rank 0);
 /// aligned: partitioned with the space dimension; travelling: moves with the time
 /// blocks of a 2-D plan; replicated: only read, with subscripts that follow no
-/// partitioned dimension, so every rank gets a whole copy for the loop.
-enum class Placement { local, aligned, travelling, replicated };
+/// partitioned dimension, so every rank gets a whole copy for the loop; cached: a
+/// relaxed array (parameter server), read from each rank's cache of its read set.
+enum class Placement { local, aligned, travelling, replicated, cached };
+
 
 struct ArrayRole {
   std::uint64_t array_id = 0;
@@ -87,6 +89,7 @@ struct Plan {
   bool irregular = false;
   analysis::StrategyChoice choice;
   std::vector<ArrayRole> roles;
+  std::vector<ReadSet> read_sets;  ///< this rank's, for relaxed arrays
 
   int ranks = 1, threads = 1, workers = 1;
   /// Strategies that cannot be partitioned across ranks yet (serial, groups, skewed

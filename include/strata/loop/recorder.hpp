@@ -20,8 +20,16 @@
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/subscript.hpp"
 #include "strata/loop/access.hpp"
+#include "strata/ps/relaxed_base.hpp"
 
 namespace strata::loop {
+
+/// The units (elements, or rows) of a relaxed array this rank's iterations read in
+/// the reconnaissance pass, one bit each.
+struct ReadSet {
+  std::uint64_t array_id = 0;
+  std::vector<std::uint64_t> bits;
+};
 
 /// Everything recorded about one (array, call site, access mode).
 struct SiteRecord {
@@ -33,6 +41,7 @@ struct SiteRecord {
   std::vector<analysis::SubscriptFitter> fitters;  // one per array dimension
   std::int64_t count = 0;
   std::source_location where;  // matched without building strings
+  int read_set = -1;           // reads of a relaxed array: its entry in Recorder::read_sets()
 };
 
 // Cache-line aligned: each thread updates its own recorder at every access, and
@@ -57,6 +66,8 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
 
   const std::vector<SiteRecord>& sites() const { return sites_; }
   const std::vector<analysis::ElementAccess>& elements() const { return elements_; }
+  /// The units of relaxed arrays this thread's iterations read.
+  const std::vector<ReadSet>& read_sets() const { return read_sets_; }
   std::int64_t accesses() const {
     std::int64_t n = 0;
     for (const auto& s : sites_) n += s.count;
@@ -85,6 +96,8 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   std::vector<Slot> slots_;
   std::size_t used_ = 0;  // slots_ in use by the current iteration
   std::vector<analysis::ElementAccess> elements_;
+  std::vector<ReadSet> read_sets_;
+  std::vector<strata::detail::RelaxedBase*> read_set_tables_;  // parallel to read_sets_
 };
 
 /// Combines the fits of one site made on different ranks (or threads): equal fits

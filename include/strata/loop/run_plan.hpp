@@ -3,6 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <climits>
+#include <cstdint>
+#include <exception>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -15,9 +20,53 @@
 
 #include "strata/loop/build_plan.hpp"
 #include "strata/loop/checked.hpp"
+#include "strata/loop/relaxed_run.hpp"
 #include "strata/loop/schedule.hpp"
 
 namespace strata::loop::detail {
+
+/// Whether each thread runs its work as one step (every strategy but the 2-D ones).
+inline bool strategy_has_one_step(const Plan& plan) {
+  const auto s = plan.choice.strategy;
+  return s != analysis::Strategy::two_d && s != analysis::Strategy::two_d_skewed;
+}
+
+/// A one-step run over relaxed arrays: every thread runs `clock_every` iterations,
+/// then the rank's threads meet and the clock ends on every table (deltas out, the
+/// staleness wait, fresh blocks in); the call has the same number of clocks on
+/// every rank. An error in one thread is kept until every clock has been gone
+/// through (the other ranks are waiting for this rank's deltas), then thrown.
+template <class RunStep>
+void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
+  const int T = rt.threads();
+  const std::int64_t every = relaxed.clock_every();
+  std::barrier meet(T, [&]() noexcept { relaxed.tick(); });
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(T));
+  std::atomic<bool> failed{false};
+  rt.pool().run([&](int th) {
+    strata::detail::t_worker = th;
+    for (std::int64_t c = 0; c < relaxed.clocks(); ++c) {
+      strata::detail::t_clock = c;
+      if (!failed.load(std::memory_order_relaxed) && !relaxed.failed()) {
+        try {
+          if (every > 0) run_step(th, 0, -1, static_cast<std::size_t>(c * every), static_cast<std::size_t>((c + 1) * every));
+          else run_step(th, 0, -1);
+        } catch (...) {
+          errors[static_cast<std::size_t>(th)] = std::current_exception();
+          failed.store(true, std::memory_order_relaxed);
+        }
+      }
+      meet.arrive_and_wait();
+    }
+    strata::detail::t_clock = 0;
+    strata::detail::t_worker = 0;
+  });
+  for (auto& e : errors)
+    if (e) {
+      relaxed.end();
+      std::rethrow_exception(e);
+    }
+}
 
 /// Runs the loop once by `plan`. With `verify`, every access is also checked against
 /// the plan's fitted subscripts; the first that does not fit stops its thread's
@@ -82,8 +131,21 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
         replicas.push_back(a);
       }
 
-  // One step of one thread: its work records, body by body.
-  auto run_step = [&](int th, int step, int block) {
+  // Relaxed arrays: their tables start a run; the body's reads of them go to the
+  // caches through each thread's observer.
+  RelaxedRun relaxed(plan);
+  const bool single_step = strategy_has_one_step(plan);
+  if (relaxed.active()) {
+    std::int64_t most = 0;
+    if (single_step && relaxed.clock_every() > 0)
+      for (const auto& steps : plan.work) most = std::max<std::int64_t>(most, static_cast<std::int64_t>(steps[0].size()));
+    relaxed.begin(rt, plan, most);
+    for (int th = 0; th < T; ++th)
+      relaxed.observer(th, checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get());
+  }
+
+  // Records [from, to) of one step of one thread, body by body.
+  auto run_step = [&](int th, int step, int block, std::size_t from = 0, std::size_t to = SIZE_MAX) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
     if (checker && checked) {
       const int w = r * T + th;
@@ -97,13 +159,13 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     auto& packed = plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
     const auto& positions = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
     auto* rec = reinterpret_cast<Record*>(packed.data());
-    const std::size_t n = packed.size() / sizeof(Record);
+    const std::size_t n = std::min(to, packed.size() / sizeof(Record));
     if constexpr (kReadsOnly)
       if (refresh)
-        for (std::size_t k = 0; k < n; ++k) rec[k].value = values_now[positions[k]];
-    ObserverScope scope(checker, false);
+        for (std::size_t k = from; k < n; ++k) rec[k].value = values_now[positions[k]];
+    ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
     if (!verify) {
-      for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t k = from; k < n; ++k) {
         if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
         else body(rec[k].index, *rec[k].value);
       }
@@ -114,7 +176,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     std::string& failure = failures[static_cast<std::size_t>(th)];
     if (!failure.empty()) return;
     try {
-      for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t k = from; k < n; ++k) {
         checker->begin_iteration(rec[k].index);
         if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
         else body(rec[k].index, *rec[k].value);
@@ -124,6 +186,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     }
   };
   auto finish = [&] {
+    if (relaxed.active()) relaxed.end();
     for (auto* a : replicas) a->travel_drop();
     plan.last_run_seconds = seconds_since(run_start);
     rt.comm().barrier();
@@ -131,8 +194,12 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     return verify ? first_failure(rt, failures) : std::string();
   };
 
-  const auto strategy = plan.choice.strategy;
-  if (strategy != Strategy::two_d && strategy != Strategy::two_d_skewed) {
+  if (single_step && relaxed.active()) {
+    run_clocked(rt, relaxed, run_step);
+    plan.last_wait_seconds = 0;
+    return finish();
+  }
+  if (single_step) {
     rt.pool().run([&](int th) {
       strata::detail::t_worker = th;
       run_step(th, 0, -1);
@@ -156,6 +223,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
         rows.push_back({bytes, shape[0] > 0 ? static_cast<std::int64_t>(bytes.size()) / shape[0] : 0, plan.time_bounds});
       }
   plan.last_wait_seconds = run_schedule(rt, plan.schedule, rows, run_step, plan.gathered);
+  if (relaxed.active()) relaxed.tick();  // a 2-D run over relaxed arrays is one clock
   if (!travelling.empty()) {
     std::vector<int> held;
     for (int b = 0; b < plan.schedule.blocks; ++b)

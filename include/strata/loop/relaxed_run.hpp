@@ -1,0 +1,66 @@
+// One loop call over relaxed arrays (DESIGN.md §5): the tables' runs and clocks as
+// the executor drives them, and the observer that routes the body's reads of
+// relaxed arrays to their caches.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "strata/loop/access.hpp"
+#include "strata/loop/plan.hpp"
+#include "strata/ps/relaxed_base.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata::loop::detail {
+
+/// A loop thread's observer during a relaxed run: reads of relaxed arrays come from
+/// their tables; every access is shown first to `inner` (a checker) if any.
+class RelaxedReads final : public strata::detail::AccessObserver {
+ public:
+  RelaxedReads(std::span<strata::detail::RelaxedBase* const> tables, strata::detail::AccessObserver* inner, int thread)
+      : tables_(tables), inner_(inner), thread_(thread) {}
+  void* on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
+                  std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override;
+
+ private:
+  std::span<strata::detail::RelaxedBase* const> tables_;
+  strata::detail::AccessObserver* inner_;
+  int thread_;
+};
+
+class RelaxedRun {
+ public:
+  /// The relaxed arrays of `plan`; none makes the run inactive.
+  explicit RelaxedRun(const Plan& plan);
+  bool active() const { return !tables_.empty(); }
+  /// Iterations of a worker per clock (0: one clock for the call).
+  std::int64_t clock_every() const { return clock_every_; }
+
+  /// Collective: starts every table's run; `most` is the largest number of
+  /// iterations any thread of this rank runs, so ranks agree on the clocks.
+  void begin(Runtime& rt, const Plan& plan, std::int64_t most);
+  std::int64_t clocks() const { return clocks_; }
+  /// Thread `th`'s observer (owned by the run).
+  strata::detail::AccessObserver* observer(int th, strata::detail::AccessObserver* inner);
+  strata::detail::AccessObserver* observer_of(int th) const { return observers_[static_cast<std::size_t>(th)].get(); }
+  /// Ends the current clock on every table. For a barrier's completion step: an
+  /// error is kept (and later clocks skipped) for end() to throw.
+  void tick() noexcept;
+  /// After a failed tick the threads only go through the motions.
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  /// Collective: ends every table's run; throws a tick's error.
+  void end();
+
+ private:
+  std::vector<strata::detail::RelaxedBase*> tables_;
+  std::vector<std::unique_ptr<RelaxedReads>> observers_;
+  std::int64_t clock_every_ = 0, clocks_ = 1, clock_ = 0;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+};
+
+}  // namespace strata::loop::detail

@@ -1,0 +1,38 @@
+// The type-erased face of a Buffer (strata/buffer.hpp), kept apart so loop analysis
+// can ask whether an array is written through a Buffer, or relaxed, without the
+// Buffer template.
+#pragma once
+
+#include <cstdint>
+
+#include "strata/ps/relaxed_base.hpp"
+
+namespace strata::detail {
+
+/// The type-erased face of a Buffer: parallel_for flushes the buffers of the arrays
+/// a loop wrote through one. One buffer per array.
+class BufferBase {
+ public:
+  virtual ~BufferBase();
+  /// Collective: sends every pending delta to its owner and applies it there.
+  virtual void flush() = 0;
+  /// The parameter-server table of a Buffer given a Consistency, else nullptr.
+  virtual RelaxedBase* relaxed() { return nullptr; }
+  /// The buffer over the array with this id on this rank, or nullptr.
+  static BufferBase* find_buffer(std::uint64_t array_id);
+  /// The table of the array with this id when it is relaxed, or nullptr.
+  static RelaxedBase* relaxed_table(std::uint64_t array_id) {
+    BufferBase* b = find_buffer(array_id);
+    return b ? b->relaxed() : nullptr;
+  }
+
+ protected:
+  explicit BufferBase(std::uint64_t array_id);
+  BufferBase(const BufferBase&) = delete;
+  BufferBase& operator=(const BufferBase&) = delete;
+
+ private:
+  std::uint64_t array_id_;
+};
+
+}  // namespace strata::detail

@@ -1,0 +1,37 @@
+// The type-erased face of a relaxed array's table, as loop machinery sees it:
+// the recorder asks it how to name the cache units an access touches, the executor
+// drives its runs and clocks, and the read observer routes reads through it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "strata/loop/access.hpp"
+#include "strata/relaxed.hpp"
+
+namespace strata::detail {
+
+class RelaxedBase {
+ public:
+  virtual ~RelaxedBase() = default;
+  virtual std::uint64_t array_id() const = 0;
+  virtual const Consistency& consistency() const = 0;
+  /// Cache units: elements of a 1-D array, rows (along the last dimension) otherwise.
+  virtual std::int64_t unit_count() const = 0;
+  virtual std::int64_t unit_of(std::span<const std::int64_t> index) const = 0;
+
+  /// Collective: starts a loop call of `clocks` clocks on every rank; `read_units`
+  /// is this rank's read set, one bit per unit.
+  virtual void begin_run(std::span<const std::uint64_t> read_units, std::int64_t clocks) = 0;
+  /// Ends clock `clock` of this rank: called once per clock while every thread of
+  /// the rank is stopped. Sends the clock's deltas and, before the next clock
+  /// begins, waits until the cache is as fresh as the staleness bound demands.
+  virtual void tick(std::int64_t clock) = 0;
+  /// Collective: waits until every delta of the call has been applied at its owner.
+  virtual void end_run() = 0;
+  /// A read by loop thread `thread` during a run: the cached (or fetched) element or
+  /// row. Writes other than through the Buffer are refused.
+  virtual void* read(std::span<const std::int64_t> index, bool whole_last, AccessMode mode, int thread) = 0;
+};
+
+}  // namespace strata::detail

@@ -1,0 +1,446 @@
+// A relaxed array's parameter-server table (DESIGN.md §5, strata/relaxed.hpp): the
+// owner side (master values, deltas applied per clock in rank order, blocks sent to
+// readers) and the reader side (the static cache, clocks, the staleness wait, the
+// dynamic path). Message handlers run on the Postman's thread; everything else on
+// loop threads. The two meet under one mutex.
+//
+// `Owner` (the Buffer) provides take_pending(), prepare_apply() and
+// apply_delta(key, delta, round).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/detail/pack.hpp"
+#include "strata/detail/stopwatch.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/ps/postman.hpp"
+#include "strata/ps/relaxed_base.hpp"
+
+namespace strata::ps {
+
+template <class T, std::size_t N, class Owner>
+class RelaxedTable final : public detail::RelaxedBase {
+ public:
+  RelaxedTable(DistArray<T, N>& target, Owner& owner, Consistency consistency)
+      : target_(target), owner_(owner), consistency_(consistency) {
+    if (consistency.staleness < 0)
+      throw OptionError(fmt::format("array {}: staleness must be 0 or more, not {}", label(), consistency.staleness));
+    if (consistency.clock_every < 0)
+      throw OptionError(fmt::format("array {}: clock_every must be 0 (once per loop call) or more, not {}", label(),
+                                    consistency.clock_every));
+    unit_len_ = N == 1 ? 1 : target.shape()[N - 1];
+    units_ = unit_len_ > 0 ? volume(target.shape()) / unit_len_ : 0;
+    counters_.resize(static_cast<std::size_t>(target.runtime().threads()));
+    waiters_.resize(counters_.size());
+    fetched_.resize(counters_.size());
+  }
+  ~RelaxedTable() override {
+    if (postman_) postman_->unsubscribe(target_.array_id());
+  }
+
+  std::uint64_t array_id() const override { return target_.array_id(); }
+  const Consistency& consistency() const override { return consistency_; }
+  std::int64_t unit_count() const override { return units_; }
+  std::int64_t unit_of(std::span<const std::int64_t> index) const override {
+    if constexpr (N == 1) return index[0];
+    std::int64_t u = 0;
+    for (std::size_t d = 0; d + 1 < N; ++d) u = u * target_.shape()[d] + index[d];
+    return u;
+  }
+  const RelaxedStats& stats() const { return stats_; }
+
+  void begin_run(std::span<const std::uint64_t> read_units, std::int64_t clocks) override {
+    Runtime& rt = target_.runtime();
+    if constexpr (N > 1) {
+      const auto& box = target_.local_box();
+      if (!box.empty() && box[N - 1].size() != 0 && box[N - 1].size() != target_.shape()[N - 1])
+        throw OptionError(fmt::format("relaxed array {}: its last dimension is partitioned ({}); a relaxed array "
+                                      "is cached by whole rows, so partition it along another dimension",
+                                      label(), target_.distribution_of().describe()));
+    }
+    if (!postman_) {
+      postman_ = &rt.postman();
+      postman_->subscribe(target_.array_id(), [this](int from, std::span<const std::byte> body) {
+        on_message(from, body);
+      });
+    }
+    {
+      std::lock_guard lock(mu_);  // reset before any collective, so no message of this run is lost
+      clocks_ = std::max<std::int64_t>(clocks, 1);
+      next_apply_ = 0;
+      inbound_.clear();
+      arrived_.clear();
+      received_.assign(static_cast<std::size_t>(rt.size()), 0);
+      staged_.assign(static_cast<std::size_t>(rt.size()), Staged{});
+      for (auto& w : waiters_) w.ready = false;
+    }
+    owner_.prepare_apply();
+    round_ = owner_.reserve_rounds(clocks_);
+    lay_out(read_units);
+    version_.assign(static_cast<std::size_t>(rt.size()), -1);
+    // The first fill: every owner sends each reader its block as it is now.
+    std::vector<Bytes> blocks(static_cast<std::size_t>(rt.size()));
+    for (int q = 0; q < rt.size(); ++q) blocks[static_cast<std::size_t>(q)] = snapshot_for(q);
+    const auto filled = rt.comm().alltoallv(blocks);
+    for (int o = 0; o < rt.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
+    for (auto& c : counters_) c = Counters{};
+    postman_->begin_use();
+  }
+
+  void tick(std::int64_t clock) override {
+    Runtime& rt = target_.runtime();
+    const int R = rt.size(), me = rt.rank();
+    // This rank's deltas of the clock, one message per owner (empty ones too: an
+    // owner applies a clock once it has heard from every rank).
+    std::vector<Bytes> out(static_cast<std::size_t>(R));
+    for (auto& b : out) detail::append(b, Header{kDeltas, 0, clock, 0});
+    const auto& dist = target_.distribution_of();
+    for (const auto& [k, d] : owner_.take_pending()) {
+      const Index<N> i = delinearize(k, target_.shape());
+      detail::append(out[static_cast<std::size_t>(dist.owner(i.data()))], Delta{k, d});
+    }
+    for (int r = 0; r < R; ++r) send(r, me, out[static_cast<std::size_t>(r)]);
+    for (auto& f : fetched_) f.clear();
+    ++stats_.clocks;
+    if (clock + 1 >= clocks_) return;  // the last clock: end_run waits for the owners
+
+    // Before clock+1 begins, the cache must hold every update of clock
+    // (clock+1)-s-1 and earlier from every owner that serves this rank.
+    const std::int64_t need = clock - consistency_.staleness;
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock lock(mu_);
+    wait_for(lock, fmt::format("relaxed array {}: updates of clock {} from their owners", label(), need), [&] {
+      for (int o = 0; o < R; ++o)
+        if (!reads_from_[static_cast<std::size_t>(o)].empty() && staged_[static_cast<std::size_t>(o)].clock < need &&
+            version_[static_cast<std::size_t>(o)] < need)
+          return false;
+      return true;
+    });
+    std::int64_t oldest = clock;
+    for (int o = 0; o < R; ++o) {
+      auto& s = staged_[static_cast<std::size_t>(o)];
+      if (s.clock > version_[static_cast<std::size_t>(o)]) {
+        store_block(o, s.block);
+        version_[static_cast<std::size_t>(o)] = s.clock;
+      }
+      if (!reads_from_[static_cast<std::size_t>(o)].empty())
+        oldest = std::min(oldest, version_[static_cast<std::size_t>(o)]);
+    }
+    lock.unlock();
+    stats_.blocked_seconds += detail::seconds_since(start);
+    const auto lag = static_cast<std::size_t>(clock - oldest);
+    if (stats_.staleness_histogram.size() <= lag) stats_.staleness_histogram.resize(lag + 1);
+    ++stats_.staleness_histogram[lag];
+  }
+
+  void end_run() override {
+    Runtime& rt = target_.runtime();
+    {
+      std::unique_lock lock(mu_);
+      wait_for(lock, fmt::format("relaxed array {}: the owners applying the last clock", label()), [&] {
+        if (next_apply_ < clocks_) return false;
+        for (std::size_t o = 0; o < received_.size(); ++o)
+          if (!reads_from_[o].empty() && received_[o] < clocks_ - 1) return false;
+        return true;
+      });
+      stats_.bytes_sent += server_bytes_;
+      stats_.messages_sent += server_messages_;
+      server_bytes_ = server_messages_ = 0;
+    }
+    postman_->end_use();
+    for (const auto& c : counters_) {
+      stats_.cache_reads += c.cache;
+      stats_.dynamic_reads += c.dynamic;
+    }
+    rt.comm().barrier();  // after it, no message of this run is in flight
+  }
+
+  void* read(std::span<const std::int64_t> index, bool whole_last, detail::AccessMode mode, int thread) override {
+    if (mode == detail::AccessMode::buffered) return nullptr;
+    if (mode != detail::AccessMode::read)
+      throw OptionError(fmt::format("relaxed array {} is written in place inside a loop; write it through its Buffer",
+                                    label()));
+    const std::int64_t u = unit_of(index);
+    const std::int64_t within = (N == 1 || whole_last) ? 0 : index[N - 1];
+    Counters& c = counters_[static_cast<std::size_t>(thread)];
+    if (u >= 0 && u < units_) {
+      const std::int32_t slot = slot_of_[static_cast<std::size_t>(u)];
+      if (slot >= 0) {
+        ++c.cache;
+        return block_.data() + static_cast<std::int64_t>(slot) * unit_len_ + within;
+      }
+    }
+    ++c.dynamic;
+    return fetch(u, thread) + within;
+  }
+
+  /// Where reads of the last run came from (for tests and explain).
+  std::int64_t cached_units() const { return static_cast<std::int64_t>(block_.size()) / std::max<std::int64_t>(unit_len_, 1); }
+
+ private:
+  enum Kind : std::uint32_t { kDeltas = 1, kValues = 2, kRead = 3, kReadReply = 4 };
+  struct Header {
+    std::uint32_t kind;
+    std::int32_t thread;
+    std::int64_t clock;
+    std::int64_t unit;
+  };
+  struct Delta {
+    std::int64_t key;
+    T delta;
+  };
+  struct Staged {
+    std::int64_t clock = -1;
+    Bytes block;
+  };
+  struct alignas(64) Counters {
+    std::int64_t cache = 0, dynamic = 0;
+  };
+  struct Waiter {
+    bool ready = false;
+    std::vector<T> values;
+  };
+
+  std::string label() const { return detail::array_label(target_); }
+
+  void send(int dest, int me, const Bytes& message) {
+    postman_->send(dest, target_.array_id(), message);
+    if (dest != me) {
+      stats_.bytes_sent += static_cast<std::int64_t>(message.size());
+      ++stats_.messages_sent;
+    }
+  }
+
+  // Waits on the table's condition variable, checking the Postman and the job's
+  // timeout: a dead or stuck rank becomes a TimeoutError naming what was awaited.
+  template <class Pred>
+  void wait_for(std::unique_lock<std::mutex>& lock, const std::string& what, Pred ready) {
+    Runtime& rt = target_.runtime();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(rt.comm().timeout());
+    while (!ready()) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (ready()) return;
+      lock.unlock();
+      postman_->check();
+      lock.lock();
+      if (std::chrono::steady_clock::now() > deadline) throw TimeoutError(what, rt.rank(), rt.comm().timeout());
+    }
+  }
+
+  Index<N> first_of(std::int64_t unit) const { return delinearize(unit * unit_len_, target_.shape()); }
+
+  // The read set becomes one block per owner, in unit order within each; owners
+  // learn which of their units each reader caches. Collective; redone only when a
+  // read set or the array's partition changed on some rank.
+  void lay_out(std::span<const std::uint64_t> read_units) {
+    Runtime& rt = target_.runtime();
+    const int R = rt.size();
+    std::vector<std::uint64_t> bits;
+    if (consistency_.prefetch) bits.assign(read_units.begin(), read_units.end());
+    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ || slot_of_.empty();
+    if (rt.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
+    laid_out_bits_ = bits;
+    laid_out_version_ = target_.structure_version();
+    const auto& dist = target_.distribution_of();
+    reads_from_.assign(static_cast<std::size_t>(R), {});
+    for (std::size_t w = 0; w < bits.size(); ++w)
+      for (std::uint64_t b = bits[w]; b; b &= b - 1) {
+        const auto u = static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(b)));
+        if (u >= units_) break;
+        reads_from_[static_cast<std::size_t>(dist.owner(first_of(u).data()))].push_back(u);
+      }
+    slot_of_.assign(static_cast<std::size_t>(units_), -1);
+    base_.assign(static_cast<std::size_t>(R) + 1, 0);
+    std::int32_t slot = 0;
+    std::vector<Bytes> lists(static_cast<std::size_t>(R));
+    for (int o = 0; o < R; ++o) {
+      base_[static_cast<std::size_t>(o)] = slot;
+      for (const auto u : reads_from_[static_cast<std::size_t>(o)]) slot_of_[static_cast<std::size_t>(u)] = slot++;
+      detail::append_span<std::int64_t>(lists[static_cast<std::size_t>(o)], reads_from_[static_cast<std::size_t>(o)]);
+    }
+    base_[static_cast<std::size_t>(R)] = slot;
+    block_.assign(static_cast<std::size_t>(slot) * static_cast<std::size_t>(unit_len_), T{});
+    const auto asked = rt.comm().alltoallv(lists);
+    serves_.assign(static_cast<std::size_t>(R), {});
+    for (int q = 0; q < R; ++q)
+      for (const auto u : detail::as_vector<std::int64_t>(asked[static_cast<std::size_t>(q)])) {
+        const std::int64_t off = target_.local_offset(first_of(u));
+        STRATA_CHECK(off >= 0, "a reader asked for a unit this rank does not own");
+        serves_[static_cast<std::size_t>(q)].push_back(off);
+      }
+  }
+
+  // The owner's current values of reader q's units, in q's order, after a header.
+  Bytes snapshot_for(int q, std::int64_t clock = -1) const {
+    Bytes b;
+    detail::append(b, Header{kValues, 0, clock, 0});
+    const auto& units = serves_[static_cast<std::size_t>(q)];
+    const std::size_t at = b.size(), row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    b.resize(at + units.size() * row);
+    const auto values = target_.local_values();
+    for (std::size_t k = 0; k < units.size(); ++k)
+      std::memcpy(b.data() + at + k * row, values.data() + units[k], row);
+    return b;
+  }
+
+  void store_block(int o, const Bytes& message) {
+    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    const std::size_t n = message.size() - sizeof(Header);
+    STRATA_CHECK(n == reads_from_[static_cast<std::size_t>(o)].size() * row, "a cache block of the wrong size");
+    if (n > 0)
+      std::memcpy(block_.data() + static_cast<std::size_t>(base_[static_cast<std::size_t>(o)]) * unit_len_,
+                  message.data() + sizeof(Header), n);
+  }
+
+  // The dynamic path: one request to the owner, answered from its master copy. The
+  // value stays put (for references the body holds) until the clock ends.
+  T* fetch(std::int64_t u, int thread) {
+    if (u < 0 || u >= units_)
+      throw ShapeError(fmt::format("relaxed array {}: unit {} is outside the array", label(), u));
+    Runtime& rt = target_.runtime();
+    Waiter& w = waiters_[static_cast<std::size_t>(thread)];
+    {
+      std::lock_guard lock(mu_);
+      w.ready = false;
+    }
+    Bytes ask;
+    detail::append(ask, Header{kRead, thread, 0, u});
+    send(target_.distribution_of().owner(first_of(u).data()), rt.rank(), ask);
+    std::unique_lock lock(mu_);
+    wait_for(lock, fmt::format("relaxed array {}: a read of unit {} from its owner", label(), u),
+             [&] { return w.ready; });
+    auto& keep = fetched_[static_cast<std::size_t>(thread)][u];
+    keep = w.values;
+    return keep.data();
+  }
+
+  // ---- the Postman's thread ----
+  void on_message(int from, std::span<const std::byte> body) {
+    Header h;
+    std::memcpy(&h, body.data(), sizeof h);
+    const auto payload = body.subspan(sizeof h);
+    switch (h.kind) {
+      case kDeltas: {
+        {
+          std::lock_guard lock(mu_);
+          auto& per_rank = inbound_[h.clock];
+          per_rank.resize(staged_.size());
+          per_rank[static_cast<std::size_t>(from)].assign(payload.begin(), payload.end());
+          ++arrived_[h.clock];
+        }
+        apply_ready();
+        break;
+      }
+      case kValues: {
+        std::lock_guard lock(mu_);
+        auto& s = staged_[static_cast<std::size_t>(from)];
+        if (h.clock > s.clock) s = Staged{h.clock, Bytes(body.begin(), body.end())};
+        ++received_[static_cast<std::size_t>(from)];
+        cv_.notify_all();
+        break;
+      }
+      case kRead: {
+        const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+        Bytes reply;
+        detail::append(reply, Header{kReadReply, h.thread, 0, h.unit});
+        const std::size_t at = reply.size();
+        reply.resize(at + row);
+        const std::int64_t off = target_.local_offset(first_of(h.unit));
+        STRATA_CHECK(off >= 0, "a read reached a rank that does not own the unit");
+        std::memcpy(reply.data() + at, target_.local_values().data() + off, row);
+        server_send(from, reply);
+        break;
+      }
+      case kReadReply: {
+        std::lock_guard lock(mu_);
+        Waiter& w = waiters_[static_cast<std::size_t>(h.thread)];
+        w.values.resize(static_cast<std::size_t>(unit_len_));
+        std::memcpy(w.values.data(), payload.data(), payload.size());
+        w.ready = true;
+        cv_.notify_all();
+        break;
+      }
+      default: STRATA_CHECK(false, "an unknown parameter-server message");
+    }
+  }
+
+  void server_send(int dest, const Bytes& message) {
+    postman_->send(dest, target_.array_id(), message);
+    if (dest != postman_->rank()) {
+      std::lock_guard lock(mu_);
+      server_bytes_ += static_cast<std::int64_t>(message.size());
+      ++server_messages_;
+    }
+  }
+
+  // Applies every clock whose deltas have all arrived, in clock order and, within a
+  // clock, in rank order; then sends each reader its refreshed block.
+  void apply_ready() {
+    const int R = static_cast<int>(staged_.size());
+    for (;;) {
+      std::vector<Bytes> per_rank;
+      std::int64_t clock;
+      {
+        std::lock_guard lock(mu_);
+        clock = next_apply_;
+        if (arrived_[clock] < R) return;
+        per_rank = std::move(inbound_[clock]);
+        inbound_.erase(clock);
+        arrived_.erase(clock);
+      }
+      for (const auto& from : per_rank)
+        for (const Delta& d : detail::as_vector<Delta>(from)) owner_.apply_delta(d.key, d.delta, round_ + clock);
+      if (clock + 1 < clocks_)
+        for (int q = 0; q < R; ++q)
+          if (!serves_[static_cast<std::size_t>(q)].empty()) server_send(q, snapshot_for(q, clock));
+      std::lock_guard lock(mu_);
+      ++next_apply_;
+      cv_.notify_all();
+    }
+  }
+
+  DistArray<T, N>& target_;
+  Owner& owner_;
+  Consistency consistency_;
+  std::int64_t unit_len_ = 1, units_ = 0;
+  Postman* postman_ = nullptr;
+
+  // Layout: set by lay_out, read-only during a run.
+  std::vector<std::uint64_t> laid_out_bits_;
+  std::uint64_t laid_out_version_ = ~std::uint64_t{0};
+  std::vector<std::vector<std::int64_t>> reads_from_;  // per owner: the units this rank caches
+  std::vector<std::vector<std::int64_t>> serves_;      // per reader: local offsets of the units it caches
+  std::vector<std::int32_t> slot_of_;                  // per unit: its slot in block_, or -1
+  std::vector<std::int32_t> base_;                     // per owner: its first slot
+  std::vector<T> block_;                               // the cache
+
+  // Reader side, loop threads (tick runs while the rank's threads are stopped).
+  std::vector<std::int64_t> version_;  // per owner: the clock of the block in the cache
+  std::vector<Counters> counters_;
+  std::vector<std::unordered_map<std::int64_t, std::vector<T>>> fetched_;  // per thread, this clock
+  RelaxedStats stats_;
+  std::int64_t round_ = 0;  // the apply round of clock 0 of this run
+
+  // Shared with the Postman's thread, under mu_.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::int64_t clocks_ = 1, next_apply_ = 0;
+  std::map<std::int64_t, std::vector<Bytes>> inbound_;  // per clock, per rank: deltas
+  std::map<std::int64_t, int> arrived_;
+  std::vector<Staged> staged_;             // per owner: the newest block not yet in the cache
+  std::vector<std::int64_t> received_;     // per owner: blocks received this run
+  std::vector<Waiter> waiters_;            // per thread: the dynamic read in flight
+  std::int64_t server_bytes_ = 0, server_messages_ = 0;
+};
+
+}  // namespace strata::ps

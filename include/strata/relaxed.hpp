@@ -1,0 +1,79 @@
+// Relaxed consistency for arrays written through a Buffer (DESIGN.md §5).
+//
+// A Buffer given a Consistency turns its array into a parameter-server table:
+//
+//   strata::Buffer wbuf(w, strata::apply::adagrad(0.1), strata::ssp(2).every(1000));
+//
+// - Owners: each element's owning rank (the array's partition, range or hash) keeps
+//   the master value and the apply function's state, and folds deltas in.
+// - Caches: during a loop every rank reads the array from a cache holding exactly
+//   the elements (rows, for 2-D and larger arrays) its iterations read in the
+//   reconnaissance pass, laid out as one contiguous block per owner. A read is an
+//   index lookup, never a hash lookup. A read outside that set still works: it asks
+//   the owner for the current value (slow, and counted as a dynamic read).
+// - Clocks: each worker clocks after every `clock_every` of its iterations (0: once
+//   per loop call). At a clock a rank sends its deltas to the owners; an owner that
+//   has every rank's deltas of clock c applies them, in rank order, and sends each
+//   reader its block (one bulk message per owner and reader).
+// - Staleness s: a worker at clock t sees every update of clock t-s-1 and earlier
+//   from every worker, and blocks until it can. s = 0 is bulk-synchronous.
+//
+// The end of a loop call is always complete: when parallel_for returns, every delta
+// of the call has been applied, so driver code and checkpoints see a consistent array.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/loop/worker.hpp"
+
+namespace strata {
+
+/// How a relaxed array's readers may lag its writers.
+struct Consistency {
+  int staleness = 0;              ///< s: clocks a reader may lag (0: bulk-synchronous)
+  std::int64_t clock_every = 0;   ///< iterations of a worker per clock; 0: one clock per loop call
+  bool prefetch = true;           ///< false: no caches, every read asks the owner (for comparison)
+
+  Consistency& every(std::int64_t iterations) {
+    clock_every = iterations;
+    return *this;
+  }
+  Consistency& without_prefetch() {
+    prefetch = false;
+    return *this;
+  }
+};
+
+/// Bulk-synchronous: every reader sees every update of the previous clock.
+inline Consistency bsp() { return {}; }
+/// Stale-synchronous parallel with staleness s.
+inline Consistency ssp(int staleness) { return {staleness, 0, true}; }
+
+/// What a relaxed table did, summed over its loop calls on this rank.
+struct RelaxedStats {
+  std::int64_t clocks = 0;          ///< clocks ticked
+  std::int64_t cache_reads = 0;     ///< reads served by the static cache
+  std::int64_t dynamic_reads = 0;   ///< reads outside the recorded read set (one request each)
+  std::int64_t bytes_sent = 0;      ///< deltas, blocks and replies sent to other ranks
+  std::int64_t messages_sent = 0;   ///< messages sent to other ranks
+  double blocked_seconds = 0;       ///< time computation waited for the staleness bound
+  /// staleness_histogram[k]: clocks that began with the cache k clocks behind the
+  /// freshest possible (k <= s).
+  std::vector<std::int64_t> staleness_histogram;
+
+  double cache_hit_rate() const {
+    const auto all = cache_reads + dynamic_reads;
+    return all > 0 ? static_cast<double>(cache_reads) / static_cast<double>(all) : 1.0;
+  }
+};
+
+namespace detail {
+/// The clock of the worker running on this thread (0 outside clocked loops).
+inline thread_local std::int64_t t_clock = 0;
+}  // namespace detail
+
+/// The calling worker's clock inside a loop over relaxed arrays (0 elsewhere).
+inline std::int64_t current_clock() { return detail::t_clock; }
+
+}  // namespace strata

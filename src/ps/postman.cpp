@@ -1,0 +1,116 @@
+#include "strata/ps/postman.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "strata/error.hpp"
+
+namespace strata::ps {
+
+Postman::Postman(Comm& comm) : comm_(comm), rank_(comm.rank()) { thread_ = std::thread([this] { run(); }); }
+
+Postman::~Postman() {
+  {
+    std::lock_guard lock(out_mu_);
+    stop_ = true;
+  }
+  out_cv_.notify_all();
+  thread_.join();
+}
+
+void Postman::subscribe(std::uint64_t topic, Handler handler) {
+  std::lock_guard lock(handlers_mu_);
+  handlers_[topic] = std::move(handler);
+}
+
+void Postman::unsubscribe(std::uint64_t topic) {
+  std::lock_guard lock(handlers_mu_);  // waits for a handler that is running
+  handlers_.erase(topic);
+}
+
+void Postman::send(int dest, std::uint64_t topic, std::span<const std::byte> body) {
+  Bytes message(sizeof topic + body.size());
+  std::memcpy(message.data(), &topic, sizeof topic);
+  if (!body.empty()) std::memcpy(message.data() + sizeof topic, body.data(), body.size());
+  {
+    std::lock_guard lock(out_mu_);
+    outbox_.emplace_back(dest, std::move(message));
+  }
+  out_cv_.notify_one();
+}
+
+void Postman::begin_use() {
+  {
+    std::lock_guard lock(out_mu_);
+    ++users_;
+  }
+  out_cv_.notify_one();
+}
+
+void Postman::end_use() {
+  std::lock_guard lock(out_mu_);
+  --users_;
+}
+
+void Postman::check() const {
+  if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(failure_);
+}
+
+bool Postman::deliver(int from, Bytes& message) {
+  std::uint64_t topic = 0;
+  STRATA_CHECK(message.size() >= sizeof topic, "a parameter-server message without a topic");
+  std::memcpy(&topic, message.data(), sizeof topic);
+  std::lock_guard lock(handlers_mu_);
+  auto it = handlers_.find(topic);
+  if (it == handlers_.end()) return false;
+  it->second(from, std::span<const std::byte>(message).subspan(sizeof topic));
+  return true;
+}
+
+void Postman::run() {
+  try {
+    std::deque<std::pair<int, Bytes>> sending;
+    int idle = 0;
+    for (;;) {
+      {
+        std::unique_lock lock(out_mu_);
+        if (stop_) return;
+        // Idle and unused: sleep until a message is queued or a table starts. Idle
+        // in use: after a burst of quick polls, poll every 50 microseconds.
+        if (outbox_.empty() && idle > 64) {
+          if (users_ == 0 && comm_.mail_in_flight() == 0 && unclaimed_.empty())
+            out_cv_.wait(lock, [&] { return stop_ || users_ > 0 || !outbox_.empty(); });
+          else
+            out_cv_.wait_for(lock, std::chrono::microseconds(50));
+          if (stop_) return;
+        }
+        sending.swap(outbox_);
+      }
+      bool busy = !sending.empty();
+      for (auto& [dest, message] : sending) comm_.mail(dest, std::move(message));
+      sending.clear();
+      int from = 0;
+      Bytes message;
+      while (comm_.collect_mail(from, message)) {
+        busy = true;
+        if (!deliver(from, message)) unclaimed_.emplace_back(from, std::move(message));
+      }
+      // Kept messages whose topic has a handler now.
+      for (std::size_t k = 0; k < unclaimed_.size();) {
+        if (deliver(unclaimed_[k].first, unclaimed_[k].second)) {
+          unclaimed_.erase(unclaimed_.begin() + static_cast<std::ptrdiff_t>(k));
+          busy = true;
+        } else {
+          ++k;
+        }
+      }
+      if (busy) idle = 0;
+      else if (++idle <= 64) std::this_thread::yield();
+    }
+  } catch (...) {
+    failure_ = std::current_exception();
+    failed_.store(true, std::memory_order_release);
+  }
+}
+
+}  // namespace strata::ps

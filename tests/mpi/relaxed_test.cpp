@@ -1,0 +1,273 @@
+// Relaxed arrays (parameter server): clocks, the staleness bound, nothing lost, the
+// static caches and the dynamic path. ctest runs these with 1, 2 and 4 ranks, 1 and
+// 2 threads each.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "strata/buffer.hpp"
+#include "strata/loop/parallel_for.hpp"
+#include "test_runtime.hpp"
+
+namespace strata {
+namespace {
+using testing::rt;
+
+// Each worker adds 1 to its own counter per iteration and, at every iteration, reads
+// every worker's counter. At clock t a reader must see all of worker v's increments
+// of clocks <= t-s-1, that is min(K, (t-s) * N) of them, and none of clock t or later
+// (its own clock's deltas are still buffered, and nobody's later clocks can have been
+// applied before this rank sent its clock t). Random sleeps, longer on odd ranks, make
+// the ranks drift apart, so the bound is what keeps readers in line.
+void check_staleness_bound(int s) {
+  const int W = rt().size() * rt().threads();
+  const std::int64_t K = 48, N = 4, clocks = K / N;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * K}, [](const Index<1>& i) { return i[0]; });
+  auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {W});
+  counts.set_name("counts");
+  Buffer buf(counts, apply::sum(), ssp(s).every(N));
+  std::atomic<std::int64_t> violations{0};
+  std::string first;
+  std::mutex first_mu;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::int64_t before = pass * K;
+    auto body = [&](const Index<1>& i, std::int64_t) {
+      const int v = rt().rank() * rt().threads() + detail::t_worker;
+      const std::int64_t t = current_clock();
+      const auto h = mix64(static_cast<std::uint64_t>(i[0] * 7 + pass));
+      if (h % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds((h >> 8) % (rt().rank() % 2 ? 400 : 60)));
+      for (int u = 0; u < W; ++u) {
+        const std::int64_t seen = counts.read({u}) - before;
+        const std::int64_t low = std::clamp<std::int64_t>((t - s) * N, 0, K), high = std::min(t * N, K);
+        if (!detail::t_recording && (seen < low || seen > high)) {
+          if (violations++ == 0) {
+            std::lock_guard lock(first_mu);
+            first = fmt::format("worker {} at clock {} saw {} increments of worker {} (allowed {}..{})", v, t, seen,
+                                u, low, high);
+          }
+        }
+      }
+      buf.add({v}, 1);
+    };
+    const loop::Plan& plan = parallel_for(space, body);
+    ASSERT_EQ(plan.choice.strategy, analysis::Strategy::data_parallel) << plan.explain();
+    for (const auto& steps : plan.work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
+    EXPECT_EQ(violations.load(), 0) << "s = " << s << ": " << first;
+    EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(W), (pass + 1) * K));
+  }
+  const RelaxedStats st = buf.stats();
+  EXPECT_EQ(st.clocks, 2 * clocks);
+  EXPECT_LE(static_cast<int>(st.staleness_histogram.size()), s + 1) << "a clock began staler than s";
+  std::int64_t begun = 0;
+  for (const auto c : st.staleness_histogram) begun += c;
+  EXPECT_EQ(begun, 2 * (clocks - 1));  // every clock but the first of each call waits
+  EXPECT_EQ(st.dynamic_reads, 0);
+  EXPECT_EQ(st.cache_reads, 2 * K * rt().threads() * W);
+}
+
+TEST(Relaxed, BspReadersSeeEveryUpdateOfThePreviousClock) { check_staleness_bound(0); }
+TEST(Relaxed, Ssp1ReadersNeverLagMoreThanOneClock) { check_staleness_bound(1); }
+TEST(Relaxed, Ssp3ReadersNeverLagMoreThanThreeClocks) { check_staleness_bound(3); }
+
+std::int64_t slot_of(std::int64_t i, std::int64_t slots) {
+  return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i) + 17) % static_cast<std::uint64_t>(slots));
+}
+
+TEST(Relaxed, NothingIsLostWithClocksAndStaleness) {
+  const std::int64_t n = 6000, slots = 211;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0] % 9 - 3; });
+  for (const int s : {0, 2}) {
+    for (const std::int64_t every : {0, 37}) {
+      auto counts = DistArray<std::int64_t, 1>::fill(rt(), {slots}, 5);
+      Buffer buf(counts, apply::sum(), ssp(s).every(every));
+      std::atomic<std::int64_t> read_sum{0};
+      auto body = [&](const Index<1>& i, std::int64_t v) {
+        read_sum += counts.read({(i[0] * 13) % slots});  // the array is read (cached) as well as written
+        buf.add({slot_of(i[0], slots)}, v);
+        buf.add({(i[0] * 31) % slots}, 1);
+      };
+      std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 5);
+      for (int pass = 0; pass < 2; ++pass) {
+        parallel_for(space, body);
+        for (std::int64_t i = 0; i < n; ++i) {
+          want[static_cast<std::size_t>(slot_of(i, slots))] += i % 9 - 3;
+          want[static_cast<std::size_t>((i * 31) % slots)] += 1;
+        }
+        ASSERT_EQ(counts.gather(), want) << "s = " << s << ", clock every " << every << ", pass " << pass;
+      }
+      if (every > 0 && rt().size() > 1) {
+        EXPECT_GT(buf.stats().messages_sent, 0);
+      }
+    }
+  }
+}
+
+// AdaRevision, as the owner applies it: per element the deltas of one flush arrive
+// one per rank, in rank order, each computed from the value before the flush. The
+// deltas are small dyadic numbers, so their sums are exact in any order and the
+// reference needs only each iteration's rank.
+struct AdaRevisionReference {
+  double lr, eps = 1e-8;
+  double value = 0, z = 0, g2 = 0, g2max = 0;
+  void round(const std::vector<double>& per_rank) {
+    const double z_read = z, g2max_read = g2max;
+    for (const double g : per_rank) {
+      const double g_bck = z - z_read;
+      g2 += g * g + 2 * g * g_bck;
+      g2max = std::max(g2max, g2);
+      const double eta = lr / (std::sqrt(g2max) + eps);
+      const double eta_read = g2max_read > 0 ? lr / (std::sqrt(g2max_read) + eps) : eta;
+      value = value - eta * g + (eta_read - eta) * g_bck;
+      z += g;
+    }
+  }
+};
+
+TEST(Relaxed, AdaRevisionMatchesASerialReference) {
+  const std::int64_t n = 4000, elements = 37;
+  const double lr = 0.25;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
+  auto w = DistArray<double, 1>::zeros(rt(), {elements});
+  Buffer buf(w, apply::adarevision(lr));
+  auto delta_of = [](std::int64_t i, int pass) {
+    return static_cast<double>(static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i * 3 + pass)) % 33) - 16) / 8;
+  };
+  std::vector<AdaRevisionReference> ref(static_cast<std::size_t>(elements), AdaRevisionReference{lr});
+  for (int pass = 0; pass < 3; ++pass) {
+    const loop::Plan& plan = parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+      buf.add({i[0] % elements}, delta_of(i[0], pass));
+    });
+    const int T = plan.threads;
+    std::vector<std::vector<double>> per(static_cast<std::size_t>(elements),
+                                         std::vector<double>(static_cast<std::size_t>(plan.ranks), 0.0));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int worker = range_part(plan.space_bounds, i);
+      per[static_cast<std::size_t>(i % elements)][static_cast<std::size_t>(plan.ranks == 1 ? 0 : worker / T)] +=
+          delta_of(i, pass);
+    }
+    for (std::int64_t e = 0; e < elements; ++e) {
+      // A rank with no iterations for the element sends nothing for it.
+      std::vector<double> sent;
+      for (int r = 0; r < plan.ranks; ++r) {
+        bool any = false;
+        for (std::int64_t i = e; i < n; i += elements)
+          any |= plan.ranks == 1 || range_part(plan.space_bounds, i) / T == r;
+        if (any) sent.push_back(per[static_cast<std::size_t>(e)][static_cast<std::size_t>(r)]);
+      }
+      ref[static_cast<std::size_t>(e)].round(sent);
+    }
+    const auto got = w.gather();
+    for (std::int64_t e = 0; e < elements; ++e)
+      ASSERT_EQ(got[static_cast<std::size_t>(e)], ref[static_cast<std::size_t>(e)].value) << "element " << e << ", pass " << pass;
+  }
+}
+
+// The cache holds what the reconnaissance pass saw each rank read. A later call that
+// reads elsewhere (the subscript depends on a driver variable) still gets the right
+// values, through one request per read, and those reads are counted.
+TEST(Relaxed, ReadsOutsideTheRecordedSetReturnTheOwnersValuesAndAreCounted) {
+  const std::int64_t n = 3000;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
+  auto w = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 10 * i[0] + 1; });
+  Buffer buf(w, apply::sum(), bsp());
+  std::int64_t shift = 0;
+  Accumulator<std::int64_t> sum(rt());
+  auto body = [&](const Index<1>& i, std::int64_t) { sum += w.read({(i[0] * i[0] + shift) % n}); };
+  std::int64_t dynamic_before = 0;
+  for (const std::int64_t s : {std::int64_t{0}, std::int64_t{1}, n / 2}) {
+    shift = s;
+    
+    const loop::Plan& plan = parallel_for(space, body);
+    std::int64_t want = 0, outside = 0;
+    // This rank's iterations (and so its read set, recorded with shift 0).
+    std::vector<bool> recorded(static_cast<std::size_t>(n), false), mine(static_cast<std::size_t>(n), false);
+    for (std::int64_t i = 0; i < n; ++i) {
+      want += 10 * ((i * i + s) % n) + 1;
+      const int worker = range_part(plan.space_bounds, i);
+      if (plan.ranks == 1 || worker / plan.threads == rt().rank()) mine[static_cast<std::size_t>(i)] = true;
+    }
+    for (std::int64_t i = 0; i < n; ++i)
+      if (mine[static_cast<std::size_t>(i)]) recorded[static_cast<std::size_t>((i * i) % n)] = true;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (mine[static_cast<std::size_t>(i)] && !recorded[static_cast<std::size_t>((i * i + s) % n)]) ++outside;
+    EXPECT_EQ(sum.take(), want) << "shift " << s;
+    EXPECT_EQ(buf.stats().dynamic_reads - dynamic_before, outside) << "shift " << s;
+    if (s == 0) {
+      EXPECT_EQ(outside, 0);
+    }
+    if (s == n / 2) {
+      EXPECT_GT(outside, 0);
+    }
+    dynamic_before = buf.stats().dynamic_reads;
+  }
+}
+
+TEST(Relaxed, WithoutPrefetchEveryReadAsksTheOwner) {
+  const std::int64_t n = 500;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
+  auto w = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 3 * i[0]; });
+  Buffer buf(w, apply::sum(), bsp().every(10).without_prefetch());
+  Accumulator<std::int64_t> sum(rt());
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) { sum += w.read({(7 * i[0]) % n}); });
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) { buf.add({i[0]}, 1); });
+  std::int64_t want = 0;
+  for (std::int64_t i = 0; i < n; ++i) want += 3 * ((7 * i) % n);
+  EXPECT_EQ(sum.take(), want);
+  const auto st = buf.stats();
+  EXPECT_EQ(st.cache_reads, 0);
+  const std::int64_t all = rt().comm().allreduce(st.dynamic_reads, ReduceOp::sum);
+  EXPECT_EQ(all, n);
+  const auto got = w.gather();
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], 3 * i + 1);
+}
+
+TEST(Relaxed, MatrixRowsAreCachedWhole) {
+  const std::int64_t rows = 64, cols = 5, n = 2000;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
+  auto m = DistArray<std::int64_t, 2>::generate(rt(), {rows, cols}, [](const Index<2>& i) { return i[0] * 100 + i[1]; });
+  Buffer buf(m, apply::sum(), ssp(1).every(25));
+  Accumulator<std::int64_t> sum(rt());
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    const auto row = m.read_row(i[0] % rows);
+    sum += row[static_cast<std::size_t>(i[0] % cols)];
+    buf.add({(i[0] * 7) % rows, i[0] % cols}, 2);
+  });
+  std::vector<std::int64_t> want(static_cast<std::size_t>(rows * cols));
+  std::int64_t want_sum = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) want[static_cast<std::size_t>(r * cols + c)] = r * 100 + c;
+  for (std::int64_t i = 0; i < n; ++i) want[static_cast<std::size_t>(((i * 7) % rows) * cols + i % cols)] += 2;
+  EXPECT_EQ(m.gather(), want);
+  // Reads at clock t saw between none and all of the earlier clocks' +2s: bounds only.
+  for (std::int64_t i = 0; i < n; ++i) want_sum += (i % rows) * 100 + i % cols;
+  const std::int64_t got_sum = sum.take();
+  EXPECT_GE(got_sum, want_sum);
+  EXPECT_LE(got_sum, want_sum + 2 * n * n);
+  EXPECT_EQ(buf.stats().dynamic_reads, 0);
+}
+
+TEST(Relaxed, WritingARelaxedArrayInPlaceIsRefused) {
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {100}, [](const Index<1>& i) { return i[0]; });
+  auto w = DistArray<std::int64_t, 1>::zeros(rt(), {100});
+  w.set_name("w");
+  Buffer buf(w, apply::sum(), ssp(1));
+  try {
+    parallel_for(space, [&](const Index<1>& i, std::int64_t) { w.write({i[0]}, 1); });
+    FAIL() << "expected an OptionError";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("relaxed array w is written in place"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Relaxed, BadConsistencyOptionsAreRefused) {
+  auto w = DistArray<double, 1>::zeros(rt(), {10});
+  EXPECT_THROW(Buffer(w, apply::sum(), ssp(-1)), OptionError);
+  EXPECT_THROW(Buffer(w, apply::sum(), bsp().every(-5)), OptionError);
+}
+
+}  // namespace
+}  // namespace strata
