@@ -146,18 +146,20 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   static constexpr std::int64_t kDenseBytes = std::int64_t{64} << 20;
   struct alignas(64) Pending {
     std::vector<T> dense;
-    std::vector<std::uint8_t> marked;
+    std::vector<std::uint64_t> marked;  // a bit per element: small enough to stay in cache
     std::vector<std::int64_t> touched;
     std::unordered_map<std::int64_t, T> sparse;
     // `n`: the array's volume; the slots are allocated on the first add.
     void add_dense(std::int64_t k, const T& delta, std::int64_t n) {
       if (dense.empty()) {
         dense.assign(static_cast<std::size_t>(n), T{});
-        marked.assign(static_cast<std::size_t>(n), 0);
+        marked.assign(static_cast<std::size_t>((n + 63) / 64), 0);
       }
       const auto at = static_cast<std::size_t>(k);
-      if (!marked[at]) {
-        marked[at] = 1;
+      std::uint64_t& word = marked[at / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (at % 64);
+      if (!(word & bit)) {
+        word |= bit;
         touched.push_back(k);
       }
       dense[at] += delta;
@@ -165,7 +167,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     void clear() {
       for (const auto k : touched) {
         dense[static_cast<std::size_t>(k)] = T{};
-        marked[static_cast<std::size_t>(k)] = 0;
+        marked[static_cast<std::size_t>(k) / 64] = 0;
       }
       touched.clear();
       sparse.clear();

@@ -121,18 +121,16 @@ class RelaxedTable final : public detail::RelaxedBase {
     std::unique_lock lock(mu_);
     wait_for(lock, fmt::format("relaxed array {}: updates of clock {} from their owners", label(), need), [&] {
       for (int o = 0; o < R; ++o)
-        if (!reads_from_[static_cast<std::size_t>(o)].empty() && staged_[static_cast<std::size_t>(o)].clock < need &&
-            version_[static_cast<std::size_t>(o)] < need)
+        if (!reads_from_[static_cast<std::size_t>(o)].empty() && staged_[static_cast<std::size_t>(o)].clock < need)
           return false;
       return true;
     });
     std::int64_t oldest = clock;
     for (int o = 0; o < R; ++o) {
       auto& s = staged_[static_cast<std::size_t>(o)];
-      if (s.clock > version_[static_cast<std::size_t>(o)]) {
-        store_block(o, s.block);
-        version_[static_cast<std::size_t>(o)] = s.clock;
-      }
+      for (const auto& update : s.updates) store_update(o, update);
+      s.updates.clear();
+      version_[static_cast<std::size_t>(o)] = s.clock;
       if (!reads_from_[static_cast<std::size_t>(o)].empty())
         oldest = std::min(oldest, version_[static_cast<std::size_t>(o)]);
     }
@@ -174,8 +172,13 @@ class RelaxedTable final : public detail::RelaxedBase {
     const std::int64_t within = (N == 1 || whole_last) ? 0 : index[N - 1];
     Counters& c = counters_[static_cast<std::size_t>(thread)];
     if (u >= 0 && u < units_) {
-      const std::int32_t slot = slot_of_[static_cast<std::size_t>(u)];
-      if (slot >= 0) {
+      if (whole_) {  // the block is laid out like the array; a bit says what it holds
+        const auto at = static_cast<std::size_t>(u);
+        if (laid_out_bits_[at / 64] >> (at % 64) & 1) {
+          ++c.cache;
+          return block_.data() + u * unit_len_ + within;
+        }
+      } else if (const std::int32_t slot = slot_of_[static_cast<std::size_t>(u)]; slot >= 0) {
         ++c.cache;
         return block_.data() + static_cast<std::int64_t>(slot) * unit_len_ + within;
       }
@@ -185,7 +188,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   }
 
   /// Where reads of the last run came from (for tests and explain).
-  std::int64_t cached_units() const { return static_cast<std::int64_t>(block_.size()) / std::max<std::int64_t>(unit_len_, 1); }
+  std::int64_t cached_units() const { return base_.empty() ? 0 : base_.back(); }
 
  private:
   enum Kind : std::uint32_t { kDeltas = 1, kValues = 2, kRead = 3, kReadReply = 4 };
@@ -199,9 +202,11 @@ class RelaxedTable final : public detail::RelaxedBase {
     std::int64_t key;
     T delta;
   };
+  // Per owner: the updates that arrived since the cache last took them, oldest
+  // first, and the clock of the newest.
   struct Staged {
     std::int64_t clock = -1;
-    Bytes block;
+    std::vector<Bytes> updates;
   };
   struct alignas(64) Counters {
     std::int64_t cache = 0, dynamic = 0;
@@ -247,7 +252,8 @@ class RelaxedTable final : public detail::RelaxedBase {
     const int R = rt.size();
     std::vector<std::uint64_t> bits;
     if (consistency_.prefetch) bits.assign(read_units.begin(), read_units.end());
-    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ || slot_of_.empty();
+    bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
+    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ || block_.empty();
     if (rt.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
     laid_out_bits_ = bits;
     laid_out_version_ = target_.structure_version();
@@ -259,31 +265,50 @@ class RelaxedTable final : public detail::RelaxedBase {
         if (u >= units_) break;
         reads_from_[static_cast<std::size_t>(dist.owner(first_of(u).data()))].push_back(u);
       }
-    slot_of_.assign(static_cast<std::size_t>(units_), -1);
+    // A read set of more than a quarter of the array is cached in an array-shaped
+    // block (a read is a bit test and a load); a smaller one compactly, behind a
+    // slot table.
+    std::int64_t cached = 0;
+    for (const auto& r : reads_from_) cached += static_cast<std::int64_t>(r.size());
+    whole_ = cached * 4 > units_;
+    laid_out_bits_.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
+    slot_of_.assign(whole_ ? 0 : static_cast<std::size_t>(units_), -1);
     base_.assign(static_cast<std::size_t>(R) + 1, 0);
     std::int32_t slot = 0;
     std::vector<Bytes> lists(static_cast<std::size_t>(R));
     for (int o = 0; o < R; ++o) {
       base_[static_cast<std::size_t>(o)] = slot;
-      for (const auto u : reads_from_[static_cast<std::size_t>(o)]) slot_of_[static_cast<std::size_t>(u)] = slot++;
+      for (const auto u : reads_from_[static_cast<std::size_t>(o)]) {
+        if (!whole_) slot_of_[static_cast<std::size_t>(u)] = slot;
+        ++slot;
+      }
       detail::append_span<std::int64_t>(lists[static_cast<std::size_t>(o)], reads_from_[static_cast<std::size_t>(o)]);
     }
     base_[static_cast<std::size_t>(R)] = slot;
-    block_.assign(static_cast<std::size_t>(slot) * static_cast<std::size_t>(unit_len_), T{});
+    block_.assign(static_cast<std::size_t>(whole_ ? units_ : slot) * static_cast<std::size_t>(unit_len_), T{});
     const auto asked = rt.comm().alltoallv(lists);
+    const std::size_t local_units = target_.local_values().size() / static_cast<std::size_t>(std::max<std::int64_t>(unit_len_, 1));
     serves_.assign(static_cast<std::size_t>(R), {});
-    for (int q = 0; q < R; ++q)
+    position_for_.assign(static_cast<std::size_t>(R), {});
+    for (int q = 0; q < R; ++q) {
+      auto& where = position_for_[static_cast<std::size_t>(q)];
+      where.assign(local_units, -1);
       for (const auto u : detail::as_vector<std::int64_t>(asked[static_cast<std::size_t>(q)])) {
         const std::int64_t off = target_.local_offset(first_of(u));
         STRATA_CHECK(off >= 0, "a reader asked for a unit this rank does not own");
+        where[static_cast<std::size_t>(off / unit_len_)] = static_cast<std::int32_t>(serves_[static_cast<std::size_t>(q)].size());
         serves_[static_cast<std::size_t>(q)].push_back(off);
       }
+    }
+    is_changed_.assign(local_units, 0);
+    changed_.clear();
   }
 
-  // The owner's current values of reader q's units, in q's order, after a header.
-  Bytes snapshot_for(int q, std::int64_t clock = -1) const {
+  // The owner's current values of all of reader q's units, in q's order, after a
+  // header: the first fill of q's cache.
+  Bytes snapshot_for(int q) const {
     Bytes b;
-    detail::append(b, Header{kValues, 0, clock, 0});
+    detail::append(b, Header{kValues, 0, -1, 0});
     const auto& units = serves_[static_cast<std::size_t>(q)];
     const std::size_t at = b.size(), row = static_cast<std::size_t>(unit_len_) * sizeof(T);
     b.resize(at + units.size() * row);
@@ -297,9 +322,43 @@ class RelaxedTable final : public detail::RelaxedBase {
     const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
     const std::size_t n = message.size() - sizeof(Header);
     STRATA_CHECK(n == reads_from_[static_cast<std::size_t>(o)].size() * row, "a cache block of the wrong size");
-    if (n > 0)
-      std::memcpy(block_.data() + static_cast<std::size_t>(base_[static_cast<std::size_t>(o)]) * unit_len_,
-                  message.data() + sizeof(Header), n);
+    for (std::size_t pos = 0; pos * row < n; ++pos)
+      std::memcpy(block_.data() + slot_at(o, pos) * unit_len_, message.data() + sizeof(Header) + pos * row, row);
+  }
+
+  // Where the pos-th unit this rank reads from owner o sits in the block.
+  std::size_t slot_at(int o, std::size_t pos) const {
+    return whole_ ? static_cast<std::size_t>(reads_from_[static_cast<std::size_t>(o)][pos])
+                  : static_cast<std::size_t>(base_[static_cast<std::size_t>(o)]) + pos;
+  }
+
+  // The units reader q caches that changed in this clock: (position in q's list,
+  // values) pairs, after a header.
+  Bytes update_for(int q, std::int64_t clock) const {
+    Bytes b;
+    detail::append(b, Header{kValues, 0, clock, 0});
+    const auto& where = position_for_[static_cast<std::size_t>(q)];
+    const auto values = target_.local_values();
+    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    for (const auto u : changed_) {
+      const std::int32_t pos = where[static_cast<std::size_t>(u)];
+      if (pos < 0) continue;
+      const std::size_t at = b.size();
+      b.resize(at + sizeof pos + row);
+      std::memcpy(b.data() + at, &pos, sizeof pos);
+      std::memcpy(b.data() + at + sizeof pos, values.data() + u * unit_len_, row);
+    }
+    return b;
+  }
+
+  void store_update(int o, const Bytes& pairs) {
+    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    for (std::size_t at = 0; at < pairs.size(); at += sizeof(std::int32_t) + row) {
+      std::int32_t pos;
+      std::memcpy(&pos, pairs.data() + at, sizeof pos);
+      std::memcpy(block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * unit_len_, pairs.data() + at + sizeof pos,
+                  row);
+    }
   }
 
   // The dynamic path: one request to the owner, answered from its master copy. The
@@ -344,7 +403,8 @@ class RelaxedTable final : public detail::RelaxedBase {
       case kValues: {
         std::lock_guard lock(mu_);
         auto& s = staged_[static_cast<std::size_t>(from)];
-        if (h.clock > s.clock) s = Staged{h.clock, Bytes(body.begin(), body.end())};
+        s.clock = h.clock;  // one owner's messages arrive in the order it sent them
+        s.updates.emplace_back(payload.begin(), payload.end());
         ++received_[static_cast<std::size_t>(from)];
         cv_.notify_all();
         break;
@@ -399,10 +459,19 @@ class RelaxedTable final : public detail::RelaxedBase {
         arrived_.erase(clock);
       }
       for (const auto& from : per_rank)
-        for (const Delta& d : detail::as_vector<Delta>(from)) owner_.apply_delta(d.key, d.delta, round_ + clock);
+        for (const Delta& d : detail::as_vector<Delta>(from)) {
+          owner_.apply_delta(d.key, d.delta, round_ + clock);
+          const auto u = static_cast<std::size_t>(target_.local_offset(delinearize(d.key, target_.shape())) / unit_len_);
+          if (!is_changed_[u]) {
+            is_changed_[u] = 1;
+            changed_.push_back(static_cast<std::int64_t>(u));
+          }
+        }
       if (clock + 1 < clocks_)
         for (int q = 0; q < R; ++q)
-          if (!serves_[static_cast<std::size_t>(q)].empty()) server_send(q, snapshot_for(q, clock));
+          if (!serves_[static_cast<std::size_t>(q)].empty()) server_send(q, update_for(q, clock));
+      for (const auto u : changed_) is_changed_[static_cast<std::size_t>(u)] = 0;
+      changed_.clear();
       std::lock_guard lock(mu_);
       ++next_apply_;
       cv_.notify_all();
@@ -420,7 +489,12 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::uint64_t laid_out_version_ = ~std::uint64_t{0};
   std::vector<std::vector<std::int64_t>> reads_from_;  // per owner: the units this rank caches
   std::vector<std::vector<std::int64_t>> serves_;      // per reader: local offsets of the units it caches
-  std::vector<std::int32_t> slot_of_;                  // per unit: its slot in block_, or -1
+  std::vector<std::vector<std::int32_t>> position_for_;  // per reader, per local unit: its place in serves_, or -1
+  // The Postman's thread, during a clock's apply: local units that changed.
+  std::vector<std::uint8_t> is_changed_;
+  std::vector<std::int64_t> changed_;
+  bool whole_ = false;                                 // block_ is laid out like the array
+  std::vector<std::int32_t> slot_of_;                  // compact layout: per unit, its slot in block_, or -1
   std::vector<std::int32_t> base_;                     // per owner: its first slot
   std::vector<T> block_;                               // the cache
 
@@ -437,7 +511,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::int64_t clocks_ = 1, next_apply_ = 0;
   std::map<std::int64_t, std::vector<Bytes>> inbound_;  // per clock, per rank: deltas
   std::map<std::int64_t, int> arrived_;
-  std::vector<Staged> staged_;             // per owner: the newest block not yet in the cache
+  std::vector<Staged> staged_;             // per owner: updates not yet in the cache
   std::vector<std::int64_t> received_;     // per owner: blocks received this run
   std::vector<Waiter> waiters_;            // per thread: the dynamic read in flight
   std::int64_t server_bytes_ = 0, server_messages_ = 0;

@@ -1,0 +1,215 @@
+// Sparse logistic regression by SGD on synthetic data: the weights are a relaxed
+// array (a Buffer with a Consistency), so the loop runs data-parallel on the
+// parameter server. Compares, per pass: Strata with static caches and one bulk
+// block per owner and clock ("prefetch") or with every read a request to the
+// owner ("per-element"), and a serial twin in plain C++ (AdaGrad applied after
+// every sample). Prints medians over passes and the progressive log-loss of each pass.
+//
+//   strata-slr-bench [--samples S] [--features F] [--nnz Z] [--passes P]
+//                    [--mode prefetch|per-element] [--staleness s] [--every N] [--lr R]
+//   mpirun -np 2 strata-slr-bench --strata-threads=1
+//
+// Data: sample i has about Z features (Z-10 .. Z+10) drawn log-uniformly from [0, F)
+// (feature f is seen with frequency about 1/(f+1): a power law), each with value 1;
+// its label is drawn from a logistic model with standard-normal true weights. Every
+// rank generates the same data from the seed.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "strata/buffer.hpp"
+#include "strata/loop/parallel_for.hpp"
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct SampleRef {
+  std::int64_t begin;
+  std::int32_t nnz;
+  float label;
+};
+
+struct Data {
+  std::vector<SampleRef> samples;
+  std::vector<std::int32_t> features;
+};
+
+double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+Data generate(std::int64_t samples, std::int64_t features, int nnz, std::uint64_t seed) {
+  Data d;
+  d.samples.reserve(static_cast<std::size_t>(samples));
+  d.features.reserve(static_cast<std::size_t>(samples * nnz));
+  const double log_f = std::log(static_cast<double>(features) + 1);
+  auto true_weight = [&](std::int64_t f) {  // Box-Muller from two hashes
+    const double a = unit(strata::mix64(seed ^ (2 * static_cast<std::uint64_t>(f) + 1))) + 1e-300;
+    const double b = unit(strata::mix64(seed ^ (2 * static_cast<std::uint64_t>(f) + 2)));
+    return std::sqrt(-2 * std::log(a)) * std::cos(6.283185307179586 * b);
+  };
+  for (std::int64_t i = 0; i < samples; ++i) {
+    const std::uint64_t h = strata::mix64(seed + 0x9E37 * static_cast<std::uint64_t>(i));
+    const int z = std::max(1, nnz - 10 + static_cast<int>(h % 21));
+    SampleRef s{static_cast<std::int64_t>(d.features.size()), z, 0};
+    double margin = 0;
+    for (int k = 0; k < z; ++k) {
+      const double u = unit(strata::mix64(h + static_cast<std::uint64_t>(k) * 0x51ED));
+      const auto f = std::min<std::int64_t>(features - 1, static_cast<std::int64_t>(std::exp(u * log_f)) - 1);
+      d.features.push_back(static_cast<std::int32_t>(f));
+      margin += true_weight(f);
+    }
+    margin /= std::sqrt(static_cast<double>(z));
+    s.label = unit(strata::mix64(h ^ 0xABCDEF)) < 1 / (1 + std::exp(-margin)) ? 1.0f : 0.0f;
+    d.samples.push_back(s);
+  }
+  return d;
+}
+
+float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+double log_loss(float p, float y) {
+  const double q = std::min(std::max(static_cast<double>(p), 1e-7), 1 - 1e-7);
+  return y > 0.5f ? -std::log(q) : -std::log(1 - q);
+}
+
+struct Options {
+  std::int64_t samples = 1000000, features = 1000000;
+  int nnz = 50, passes = 5, staleness = 0;
+  std::int64_t every = 0;
+  bool prefetch = true;
+  float lr = 0.1f;
+};
+
+int run(strata::Runtime& rt, const Options& o) {
+  double t = now();
+  const Data data = generate(o.samples, o.features, o.nnz, rt.seed());
+  const double gen_s = now() - t;
+  auto space = strata::DistArray<SampleRef, 1>::generate(
+      rt, {o.samples}, [&](const strata::Index<1>& i) { return data.samples[static_cast<std::size_t>(i[0])]; });
+  auto w = strata::DistArray<float, 1>::zeros(rt, {o.features}).set_name("w");
+  strata::Consistency consistency = strata::ssp(o.staleness).every(o.every);
+  if (!o.prefetch) consistency.without_prefetch();
+  // AdaGrad at the owners: each weight's step shrinks with its squared gradients,
+  // so the hot features (a power law makes some very hot) do not overshoot when a
+  // clock sums many samples' gradients.
+  strata::Buffer wbuf(w, strata::apply::adagrad(o.lr), consistency);
+  strata::Accumulator<double> loss(rt);
+  const std::int32_t* feat = data.features.data();
+  auto body = [&](const strata::Index<1>&, const SampleRef& s) {
+    float z = 0;
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) z += w.read({feat[k]});
+    const float p = sigmoid(z);
+    loss += log_loss(p, s.label);
+    const float g = p - s.label;
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) wbuf.add({feat[k]}, g);
+  };
+  const auto site = std::source_location::current();
+  std::vector<double> strata_s, strata_loss;
+  double first_call = 0;
+  for (int p = 0; p < o.passes; ++p) {
+    rt.comm().barrier();
+    t = now();
+    strata::parallel_for(space, body, {}, site);
+    const double secs = rt.comm().allreduce(now() - t, strata::ReduceOp::max);
+    if (p == 0) first_call = secs;
+    else strata_s.push_back(secs);
+    strata_loss.push_back(loss.take() / static_cast<double>(o.samples));
+  }
+  // The serial twin: the same samples in the same order, updates applied at once.
+  std::vector<double> twin_s, twin_loss;
+  if (rt.size() == 1) {
+    std::vector<float> v(static_cast<std::size_t>(o.features), 0.0f);
+    std::vector<double> squares(v.size(), 0.0);
+    const strata::apply::AdaGrad adagrad{o.lr};
+    for (int p = 0; p < o.passes; ++p) {
+      t = now();
+      double l = 0;
+      for (const SampleRef& s : data.samples) {
+        float z = 0;
+        for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) z += v[static_cast<std::size_t>(feat[k])];
+        const float pr = sigmoid(z);
+        l += log_loss(pr, s.label);
+        const float g = pr - s.label;
+        for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) {
+          const auto f = static_cast<std::size_t>(feat[k]);
+          strata::apply::AdaGrad::state_type st{squares[f]};
+          adagrad(v[f], st, g);
+          squares[f] = st.squares;
+        }
+      }
+      if (p > 0) twin_s.push_back(now() - t);
+      twin_loss.push_back(l / static_cast<double>(o.samples));
+    }
+  }
+  const auto st = wbuf.stats();
+  if (rt.rank() == 0) {
+    std::printf("machine: %s\n", strata::bench::machine().c_str());
+    std::printf("%lld samples, %lld features, about %d non-zeros each (%zu in all; generated in %.2f s); %d rank(s) x "
+                "%d thread(s); %s, staleness %d, clock every %lld iterations per worker\n",
+                static_cast<long long>(o.samples), static_cast<long long>(o.features), o.nnz, data.features.size(),
+                gen_s, rt.size(), rt.threads(), o.prefetch ? "prefetch (static caches)" : "per-element remote reads",
+                o.staleness, static_cast<long long>(o.every));
+    std::printf("first call (reconnaissance, planning, caches, one pass): %.3f s\n", first_call);
+    const double med = strata::bench::median(strata_s);
+    std::printf("strata: median pass %.3f s over %zu passes, %.2f M samples/s\n", med, strata_s.size(),
+                med > 0 ? static_cast<double>(o.samples) / med / 1e6 : 0.0);
+    if (!twin_s.empty()) {
+      const double twin = strata::bench::median(twin_s);
+      std::printf("serial twin: median pass %.3f s, %.2f M samples/s; strata speed-up %.2fx\n", twin,
+                  static_cast<double>(o.samples) / twin / 1e6, twin / med);
+    }
+    std::printf("rank 0: %lld clocks, cache hit rate %.4f (%lld cached reads, %lld dynamic), %.1f MB in %lld messages "
+                "sent, %.3f s blocked\n",
+                static_cast<long long>(st.clocks), st.cache_hit_rate(), static_cast<long long>(st.cache_reads),
+                static_cast<long long>(st.dynamic_reads), static_cast<double>(st.bytes_sent) / 1e6,
+                static_cast<long long>(st.messages_sent), st.blocked_seconds);
+    std::printf("pass  strata log-loss%s\n", twin_loss.empty() ? "" : "  serial log-loss");
+    for (int p = 0; p < o.passes; ++p) {
+      std::printf("%4d  %15.6f", p + 1, strata_loss[static_cast<std::size_t>(p)]);
+      if (!twin_loss.empty()) std::printf("  %15.6f", twin_loss[static_cast<std::size_t>(p)]);
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
+
+std::int64_t number(const std::string& option, const char* text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (!text[0] || *end || v < 0) throw strata::OptionError(option + " needs a non-negative integer, not '" + text + "'");
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  strata::Runtime rt(argc, argv);
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) throw strata::OptionError("option " + a + " needs a value");
+    const char* v = argv[++i];
+    if (a == "--samples") o.samples = std::max<std::int64_t>(1, number(a, v));
+    else if (a == "--features") o.features = std::max<std::int64_t>(1, number(a, v));
+    else if (a == "--nnz") o.nnz = static_cast<int>(std::max<std::int64_t>(1, number(a, v)));
+    else if (a == "--passes") o.passes = static_cast<int>(std::max<std::int64_t>(2, number(a, v)));
+    else if (a == "--staleness") o.staleness = static_cast<int>(number(a, v));
+    else if (a == "--every") o.every = number(a, v);
+    else if (a == "--lr") o.lr = std::strtof(v, nullptr);
+    else if (a == "--mode") {
+      if (std::string(v) == "prefetch") o.prefetch = true;
+      else if (std::string(v) == "per-element") o.prefetch = false;
+      else throw strata::OptionError(std::string("--mode is prefetch or per-element, not '") + v + "'");
+    } else {
+      throw strata::OptionError("unknown option " + a);
+    }
+  }
+  return run(rt, o);
+} catch (const strata::Error& e) {
+  std::fprintf(stderr, "strata-slr-bench: %s\n", e.what());
+  return 2;
+}
