@@ -44,10 +44,9 @@ void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
   observers_.clear();
 }
 
-strata::detail::AccessObserver* RelaxedRun::observer(int th, strata::detail::AccessObserver* inner) {
+void RelaxedRun::make_observer(int th, strata::detail::AccessObserver* inner) {
   if (observers_.size() <= static_cast<std::size_t>(th)) observers_.resize(static_cast<std::size_t>(th) + 1);
   observers_[static_cast<std::size_t>(th)] = std::make_unique<RelaxedReads>(tables_, inner, th);
-  return observers_[static_cast<std::size_t>(th)].get();
 }
 
 void RelaxedRun::tick() noexcept {

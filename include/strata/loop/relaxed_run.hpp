@@ -44,8 +44,8 @@ class RelaxedRun {
   /// iterations any thread of this rank runs, so ranks agree on the clocks.
   void begin(Runtime& rt, const Plan& plan, std::int64_t most);
   std::int64_t clocks() const { return clocks_; }
-  /// Thread `th`'s observer (owned by the run).
-  strata::detail::AccessObserver* observer(int th, strata::detail::AccessObserver* inner);
+  /// Makes thread `th`'s observer (owned by the run), wrapping `inner`.
+  void make_observer(int th, strata::detail::AccessObserver* inner);
   strata::detail::AccessObserver* observer_of(int th) const { return observers_[static_cast<std::size_t>(th)].get(); }
   /// Ends the current clock on every table. For a barrier's completion step: an
   /// error is kept (and later clocks skipped) for end() to throw.

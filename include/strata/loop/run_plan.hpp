@@ -141,7 +141,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
       for (const auto& steps : plan.work) most = std::max<std::int64_t>(most, static_cast<std::int64_t>(steps[0].size()));
     relaxed.begin(rt, plan, most);
     for (int th = 0; th < T; ++th)
-      relaxed.observer(th, checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get());
+      relaxed.make_observer(th, checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get());
   }
 
   // Records [from, to) of one step of one thread, body by body.

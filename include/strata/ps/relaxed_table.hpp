@@ -187,8 +187,6 @@ class RelaxedTable final : public detail::RelaxedBase {
     return fetch(u, thread) + within;
   }
 
-  /// Where reads of the last run came from (for tests and explain).
-  std::int64_t cached_units() const { return base_.empty() ? 0 : base_.back(); }
 
  private:
   enum Kind : std::uint32_t { kDeltas = 1, kValues = 2, kRead = 3, kReadReply = 4 };
