@@ -7,6 +7,7 @@
 //
 //   strata-slr-bench [--samples S] [--features F] [--nnz Z] [--passes P]
 //                    [--mode prefetch|per-element] [--staleness s] [--every N] [--lr R]
+//                    [--budget BYTES_PER_S] [--priority relative|absolute|random|round-robin]
 //   mpirun -np 2 strata-slr-bench --strata-threads=1
 //
 // Data: sample i has about Z features (Z-10 .. Z+10) drawn log-uniformly from [0, F)
@@ -20,6 +21,8 @@
 #include <source_location>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench_util.hpp"
 #include "strata/buffer.hpp"
@@ -82,6 +85,8 @@ struct Options {
   std::int64_t every = 0;
   bool prefetch = true;
   float lr = 0.1f;
+  std::int64_t budget = 0;  // managed communication, bytes per second; 0: off
+  strata::Priority priority = strata::Priority::relative_magnitude;
 };
 
 int run(strata::Runtime& rt, const Options& o) {
@@ -93,6 +98,7 @@ int run(strata::Runtime& rt, const Options& o) {
   auto w = strata::DistArray<float, 1>::zeros(rt, {o.features}).set_name("w");
   strata::Consistency consistency = strata::ssp(o.staleness).every(o.every);
   if (!o.prefetch) consistency.without_prefetch();
+  if (o.budget > 0) consistency.managed(static_cast<double>(o.budget), o.priority);
   // AdaGrad at the owners: each weight's step shrinks with its squared gradients,
   // so the hot features (a power law makes some very hot) do not overshoot when a
   // clock sums many samples' gradients.
@@ -149,10 +155,11 @@ int run(strata::Runtime& rt, const Options& o) {
   if (rt.rank() == 0) {
     std::printf("machine: %s\n", strata::bench::machine().c_str());
     std::printf("%lld samples, %lld features, about %d non-zeros each (%zu in all; generated in %.2f s); %d rank(s) x "
-                "%d thread(s); %s, staleness %d, clock every %lld iterations per worker\n",
+                "%d thread(s); %s, staleness %d, clock every %lld iterations per worker, managed communication %s\n",
                 static_cast<long long>(o.samples), static_cast<long long>(o.features), o.nnz, data.features.size(),
                 gen_s, rt.size(), rt.threads(), o.prefetch ? "prefetch (static caches)" : "per-element remote reads",
-                o.staleness, static_cast<long long>(o.every));
+                o.staleness, static_cast<long long>(o.every),
+                o.budget > 0 ? fmt::format("{} bytes/s", o.budget).c_str() : "off");
     std::printf("first call (reconnaissance, planning, caches, one pass): %.3f s\n", first_call);
     const double med = strata::bench::median(strata_s);
     std::printf("strata: median pass %.3f s over %zu passes, %.2f M samples/s\n", med, strata_s.size(),
@@ -167,6 +174,10 @@ int run(strata::Runtime& rt, const Options& o) {
                 static_cast<long long>(st.clocks), st.cache_hit_rate(), static_cast<long long>(st.cache_reads),
                 static_cast<long long>(st.dynamic_reads), static_cast<double>(st.bytes_sent) / 1e6,
                 static_cast<long long>(st.messages_sent), st.blocked_seconds);
+    if (o.budget > 0)
+      std::printf("rank 0 managed communication: %.1f MB in %lld messages (%lld deltas sent early)\n",
+                  static_cast<double>(st.managed_bytes) / 1e6, static_cast<long long>(st.managed_messages),
+                  static_cast<long long>(st.managed_deltas));
     std::printf("pass  strata log-loss%s\n", twin_loss.empty() ? "" : "  serial log-loss");
     for (int p = 0; p < o.passes; ++p) {
       std::printf("%4d  %15.6f", p + 1, strata_loss[static_cast<std::size_t>(p)]);
@@ -199,7 +210,19 @@ int main(int argc, char** argv) try {
     else if (a == "--passes") o.passes = static_cast<int>(std::max<std::int64_t>(2, number(a, v)));
     else if (a == "--staleness") o.staleness = static_cast<int>(number(a, v));
     else if (a == "--every") o.every = number(a, v);
-    else if (a == "--lr") o.lr = std::strtof(v, nullptr);
+    else if (a == "--lr") {
+      char* end = nullptr;
+      o.lr = std::strtof(v, &end);
+      if (!v[0] || *end || !(o.lr > 0)) throw strata::OptionError(std::string("--lr needs a positive number, not '") + v + "'");
+    } else if (a == "--budget") o.budget = number(a, v);
+    else if (a == "--priority") {
+      const std::string p = v;
+      if (p == "relative") o.priority = strata::Priority::relative_magnitude;
+      else if (p == "absolute") o.priority = strata::Priority::absolute_magnitude;
+      else if (p == "random") o.priority = strata::Priority::random;
+      else if (p == "round-robin") o.priority = strata::Priority::round_robin;
+      else throw strata::OptionError("--priority is relative, absolute, random or round-robin, not '" + p + "'");
+    }
     else if (a == "--mode") {
       if (std::string(v) == "prefetch") o.prefetch = true;
       else if (std::string(v) == "per-element") o.prefetch = false;

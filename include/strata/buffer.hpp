@@ -31,7 +31,6 @@
 #include <cstdint>
 #include <source_location>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -41,6 +40,7 @@
 #include "strata/loop/undo.hpp"
 #include "strata/loop/worker.hpp"
 #include "strata/ps/buffer_base.hpp"
+#include "strata/ps/delta_set.hpp"
 #include "strata/ps/relaxed_table.hpp"
 #include "strata/relaxed.hpp"
 
@@ -71,16 +71,13 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     if (!in_bounds(i, target_->shape())) [[unlikely]]
       throw ShapeError(fmt::format("Buffer::add: index {} is outside shape {}", to_string(i),
                                    to_string(target_->shape())));
-    const std::int64_t k = linearize(i, target_->shape());
-    Pending& p = pending_[static_cast<std::size_t>(detail::t_worker)];
-    if (dense_) p.add_dense(k, delta, volume(target_->shape()));
-    else p.sparse[k] += delta;
+    pending_[static_cast<std::size_t>(detail::t_worker)].set.add(linearize(i, target_->shape()), delta);
   }
 
   /// Elements with deltas waiting on this rank (counted per thread).
   std::size_t pending() const {
     std::size_t n = 0;
-    for (const auto& p : pending_) n += p.sparse.size() + p.touched.size();
+    for (const auto& p : pending_) n += p.set.size();
     return n;
   }
 
@@ -109,8 +106,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
       : detail::BufferBase(target.array_id()),
         target_(&target),
         apply_(std::move(apply)),
-        dense_(volume(target.shape()) * static_cast<std::int64_t>(sizeof(T)) <= kDenseBytes),
-        pending_(static_cast<std::size_t>(target.runtime().threads())) {
+        pending_(static_cast<std::size_t>(target.runtime().threads()), Pending{ps::DeltaSet<T>(volume(target.shape()))}) {
     if (target.is_sparse())
       throw OptionError(fmt::format("Buffer over array {}: only dense arrays can be written through a Buffer",
                                     target.name().empty() ? "(unnamed)" : target.name()));
@@ -140,61 +136,25 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     std::int64_t key;
     T delta;
   };
-  // One per thread, on its own cache line. Arrays up to kDenseBytes get a delta slot
-  // per element and a list of the touched ones (an add is an index and an addition);
-  // larger ones a hash map.
-  static constexpr std::int64_t kDenseBytes = std::int64_t{64} << 20;
+  // One per thread, on its own cache line.
   struct alignas(64) Pending {
-    std::vector<T> dense;
-    std::vector<std::uint64_t> marked;  // a bit per element: small enough to stay in cache
-    std::vector<std::int64_t> touched;
-    std::unordered_map<std::int64_t, T> sparse;
-    // `n`: the array's volume; the slots are allocated on the first add.
-    void add_dense(std::int64_t k, const T& delta, std::int64_t n) {
-      if (dense.empty()) {
-        dense.assign(static_cast<std::size_t>(n), T{});
-        marked.assign(static_cast<std::size_t>((n + 63) / 64), 0);
-      }
-      const auto at = static_cast<std::size_t>(k);
-      std::uint64_t& word = marked[at / 64];
-      const std::uint64_t bit = std::uint64_t{1} << (at % 64);
-      if (!(word & bit)) {
-        word |= bit;
-        touched.push_back(k);
-      }
-      dense[at] += delta;
-    }
-    void clear() {
-      for (const auto k : touched) {
-        dense[static_cast<std::size_t>(k)] = T{};
-        marked[static_cast<std::size_t>(k) / 64] = 0;
-      }
-      touched.clear();
-      sparse.clear();
-    }
+    ps::DeltaSet<T> set;
   };
 
   // This rank's pending deltas, one sum per element (threads in order: the same bits
   // on every run), sorted by element; the per-thread buffers are left empty.
   std::vector<std::pair<std::int64_t, T>> take_pending() {
-    std::vector<std::pair<std::int64_t, T>> out;
-    if (dense_) {
-      Pending& first = pending_.front();
-      for (std::size_t t = 1; t < pending_.size(); ++t)
-        for (const auto k : pending_[t].touched)
-          first.add_dense(k, pending_[t].dense[static_cast<std::size_t>(k)], volume(target_->shape()));
-      std::sort(first.touched.begin(), first.touched.end());
-      for (const auto k : first.touched) out.emplace_back(k, first.dense[static_cast<std::size_t>(k)]);
-    } else {
-      std::unordered_map<std::int64_t, T> mine;
-      for (const auto& p : pending_)
-        for (const auto& [k, d] : p.sparse) mine[k] += d;
-      out.assign(mine.begin(), mine.end());
-      std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    }
-    for (auto& p : pending_) p.clear();
+    ps::DeltaSet<T>& first = pending_.front().set;
+    for (std::size_t t = 1; t < pending_.size(); ++t) pending_[t].set.move_into(first);
+    auto out = first.sorted();
+    first.clear();
     return out;
   }
+  // Thread `th`'s pending deltas, added to `into`; the thread's buffer is left empty.
+  // Runs on that thread.
+  void hand_over(int th, ps::DeltaSet<T>& into) { pending_[static_cast<std::size_t>(th)].set.move_into(into); }
+  // Adds `from` to this rank's pending deltas (thread 0's buffer) and empties it.
+  void absorb(ps::DeltaSet<T>& from) { from.move_into(pending_.front().set); }
 
   // The owners' per-element state lives in a DistArray laid out like the target, so
   // it follows the target when a plan repartitions it.
@@ -212,7 +172,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   }
   void restore_state() override {
     if (saved_.empty()) {
-      for (auto& p : pending_) p.clear();
+      for (auto& p : pending_) p.set.clear();
     } else {
       pending_ = saved_;
     }
@@ -220,7 +180,6 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
 
   DistArray<T, N>* target_;
   Apply apply_;
-  bool dense_;
   std::vector<Pending> pending_, saved_;
   std::optional<DistArray<state_type, N>> state_;
   std::int64_t rounds_ = 0;

@@ -18,6 +18,14 @@
 // - Staleness s: a worker at clock t sees every update of clock t-s-1 and earlier
 //   from every worker, and blocks until it can. s = 0 is bulk-synchronous.
 //
+// - Managed communication (optional): between clocks, the rank's communication
+//   thread sends pending deltas to their owners early, most important first, within
+//   a bandwidth budget (bytes per second, a leaky bucket). Owners fold early deltas
+//   in as they arrive, so the blocks readers get at the next clocks are fresher than
+//   the staleness bound alone would make them. The end-of-clock flush still sends
+//   whatever is left. Deltas become eligible at the end of the iteration that made
+//   them; deltas for elements this rank owns cost no bandwidth and always go early.
+//
 // The end of a loop call is always complete: when parallel_for returns, every delta
 // of the call has been applied, so driver code and checkpoints see a consistent array.
 #pragma once
@@ -29,11 +37,21 @@
 
 namespace strata {
 
+/// Which pending deltas managed communication sends first.
+enum class Priority {
+  relative_magnitude,  ///< largest |delta / value| first (value: this rank's cached copy; 1 when not cached)
+  absolute_magnitude,  ///< largest |delta| first
+  random,              ///< a random order
+  round_robin,         ///< element order, resuming after the last element sent
+};
+
 /// How a relaxed array's readers may lag its writers.
 struct Consistency {
   int staleness = 0;              ///< s: clocks a reader may lag (0: bulk-synchronous)
   std::int64_t clock_every = 0;   ///< iterations of a worker per clock; 0: one clock per loop call
   bool prefetch = true;           ///< false: no caches, every read asks the owner (for comparison)
+  double budget = 0;              ///< managed communication: bytes per second to other ranks; 0: off
+  Priority priority = Priority::relative_magnitude;
 
   Consistency& every(std::int64_t iterations) {
     clock_every = iterations;
@@ -43,6 +61,13 @@ struct Consistency {
     prefetch = false;
     return *this;
   }
+  /// Managed communication within `bytes_per_second`, most important deltas first.
+  Consistency& managed(double bytes_per_second, Priority order = Priority::relative_magnitude) {
+    budget = bytes_per_second;
+    priority = order;
+    return *this;
+  }
+  bool is_managed() const { return budget > 0; }
 };
 
 /// Bulk-synchronous: every reader sees every update of the previous clock.
@@ -55,8 +80,14 @@ struct RelaxedStats {
   std::int64_t clocks = 0;          ///< clocks ticked
   std::int64_t cache_reads = 0;     ///< reads served by the static cache
   std::int64_t dynamic_reads = 0;   ///< reads outside the recorded read set (one request each)
-  std::int64_t bytes_sent = 0;      ///< deltas, blocks and replies sent to other ranks
-  std::int64_t messages_sent = 0;   ///< messages sent to other ranks
+  std::int64_t bytes_sent = 0;      ///< deltas, blocks and replies sent to other ranks (managed too)
+  std::int64_t messages_sent = 0;   ///< messages sent to other ranks (managed too)
+  std::int64_t managed_bytes = 0;   ///< of bytes_sent: early deltas sent by managed communication
+  std::int64_t managed_messages = 0;
+  std::int64_t managed_deltas = 0;  ///< elements' deltas sent early (to other ranks or to this one)
+  /// managed_timeline[k]: bytes managed communication sent to other ranks in the
+  /// k-th tenth of a second of this table's managed runs (the clock stops between runs).
+  std::vector<std::int64_t> managed_timeline;
   double blocked_seconds = 0;       ///< time computation waited for the staleness bound
   /// staleness_histogram[k]: clocks that began with the cache k clocks behind the
   /// freshest possible (k <= s).

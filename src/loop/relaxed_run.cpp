@@ -29,6 +29,7 @@ RelaxedRun::RelaxedRun(const Plan& plan) {
                                     plan.loop_site, clock_every_, t->consistency().clock_every));
     clock_every_ = t->consistency().clock_every;
     tables_.push_back(t);
+    if (t->managed()) managed_.push_back(t);
   }
 }
 

@@ -23,9 +23,15 @@ void Postman::subscribe(std::uint64_t topic, Handler handler) {
   handlers_[topic] = std::move(handler);
 }
 
+void Postman::set_chore(std::uint64_t topic, std::function<void()> chore) {
+  std::lock_guard lock(handlers_mu_);
+  chores_[topic] = std::move(chore);
+}
+
 void Postman::unsubscribe(std::uint64_t topic) {
-  std::lock_guard lock(handlers_mu_);  // waits for a handler that is running
+  std::lock_guard lock(handlers_mu_);  // waits for a handler or chore that is running
   handlers_.erase(topic);
+  chores_.erase(topic);
 }
 
 void Postman::send(int dest, std::uint64_t topic, std::span<const std::byte> body) {
@@ -103,6 +109,10 @@ void Postman::run() {
         } else {
           ++k;
         }
+      }
+      {
+        std::lock_guard lock(handlers_mu_);
+        for (auto& [topic, chore] : chores_) chore();
       }
       if (busy) idle = 0;
       else if (++idle <= 64) std::this_thread::yield();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <thread>
 
@@ -104,6 +105,122 @@ TEST(Relaxed, NothingIsLostWithClocksAndStaleness) {
       }
     }
   }
+}
+
+// Managed communication sends deltas early, between clocks; the end-of-clock flush
+// sends the rest. Whatever the budget and the order, each delta arrives once.
+TEST(Relaxed, NothingIsLostWithManagedCommunication) {
+  const std::int64_t n = 2000, slots = 211;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0] % 9 - 3; });
+  struct Case {
+    int s;
+    std::int64_t every;
+    double budget;
+    Priority order;
+  };
+  std::int64_t early = 0;
+  for (const Case c : {Case{0, 0, 4000, Priority::relative_magnitude}, Case{2, 50, 1e9, Priority::random},
+                       Case{1, 25, 20000, Priority::round_robin}, Case{0, 0, 1e6, Priority::absolute_magnitude}}) {
+    auto counts = DistArray<std::int64_t, 1>::fill(rt(), {slots}, 5);
+    Buffer buf(counts, apply::sum(), ssp(c.s).every(c.every).managed(c.budget, c.order));
+    std::atomic<std::int64_t> read_sum{0};
+    auto body = [&](const Index<1>& i, std::int64_t v) {
+      read_sum += counts.read({(i[0] * 13) % slots});
+      buf.add({slot_of(i[0], slots)}, v);
+      buf.add({(i[0] * 31) % slots}, 1);
+      // Slow enough for the pump (every 10 ms) to run many times per call.
+      if (!detail::t_recording && i[0] % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    };
+    std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 5);
+    for (int pass = 0; pass < 2; ++pass) {
+      parallel_for(space, body);
+      for (std::int64_t i = 0; i < n; ++i) {
+        want[static_cast<std::size_t>(slot_of(i, slots))] += i % 9 - 3;
+        want[static_cast<std::size_t>((i * 31) % slots)] += 1;
+      }
+      ASSERT_EQ(counts.gather(), want) << "s = " << c.s << ", every " << c.every << ", budget " << c.budget;
+    }
+    const RelaxedStats st = buf.stats();
+    EXPECT_LE(st.managed_bytes, st.bytes_sent);
+    early += st.managed_deltas;
+  }
+  EXPECT_GT(rt().comm().allreduce(early, ReduceOp::sum), 0) << "no delta went early: the test proves nothing";
+}
+
+// The budget: while there is more to send than it allows, managed communication
+// sends within +-15 % of it in every 1-second window.
+TEST(Relaxed, ManagedCommunicationKeepsItsBandwidthBudget) {
+  if (rt().size() < 2) GTEST_SKIP() << "one rank owns everything: no bandwidth is spent";
+  const int W = rt().size() * rt().threads();
+  const std::int64_t per_worker = 2400, elements = 40000;
+  const double budget = 200000;  // bytes per second
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * per_worker}, [](const Index<1>& i) { return i[0]; });
+  auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {elements});
+  Buffer buf(counts, apply::sum(), bsp().managed(budget));
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    if (detail::t_recording) return buf.add({0}, 0);
+    for (std::uint64_t k = 0; k < 100; ++k)  // about 1.5 MB/s per thread of fresh deltas
+      buf.add({static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i[0]) * 101 + k) % elements)}, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EXPECT_EQ(rt().comm().allreduce(std::accumulate(counts.local_values().begin(), counts.local_values().end(),
+                                                  std::int64_t{0}),
+                                  ReduceOp::sum),
+            W * per_worker * 100);
+  const auto timeline = buf.stats().managed_timeline;  // tenths of a second
+  ASSERT_GE(timeline.size(), 21u) << "the run was shorter than two seconds";
+  // Every full window (the last tenth is cut short by the end of the call).
+  for (std::size_t from = 0; from + 10 < timeline.size(); ++from) {
+    const double sent = static_cast<double>(std::accumulate(timeline.begin() + static_cast<std::ptrdiff_t>(from),
+                                                            timeline.begin() + static_cast<std::ptrdiff_t>(from + 10),
+                                                            std::int64_t{0}));
+    EXPECT_NEAR(sent, budget, 0.15 * budget) << "the second from " << static_cast<double>(from) / 10 << " s";
+  }
+}
+
+// Early deltas reach their owner before the clock ends, most important (by
+// |delta / value|) first. Ranks 1.. write deltas to 16 elements rank 0 owns, with a
+// budget that lets a few through per second; late in the (single) clock rank 0 asks
+// for its own elements' values (a read outside the recorded set goes to the owner):
+// the elements already changed must be the top ones in relative magnitude.
+TEST(Relaxed, ManagedCommunicationSendsTheRelativelyLargestDeltasFirst) {
+  if (rt().size() < 2) GTEST_SKIP() << "needs a rank that sends to another";
+  const int T = rt().threads();
+  const std::int64_t K = 60, E = 16;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {rt().size() * T * K}, [](const Index<1>& i) { return i[0]; });
+  auto w = DistArray<double, 1>::generate(rt(), {64}, [](const Index<1>& i) { return 1.0 + static_cast<double>(i[0]); });
+  if (rt().rank() == 0) {
+    for (std::int64_t e = 0; e < E; ++e) ASSERT_NE(w.find({e}), nullptr);
+  }
+  auto rank_of = [](std::int64_t e) { return (e * 7) % E; };  // relative magnitude (rank_of + 1) / 128
+  auto delta_of = [&](std::int64_t e) { return static_cast<double>(rank_of(e) + 1) * (1.0 + static_cast<double>(e)) / 128; };
+  Buffer buf(w, apply::sum(), bsp().managed(200));  // one delta (40 bytes) every 0.2 s
+  std::vector<double> seen(static_cast<std::size_t>(E), 0);
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    if (detail::t_recording) {  // the writers read their elements (ranked against these cached values)
+      if (rt().rank() > 0)
+        for (std::int64_t e = 0; e < E; ++e) (void)w.read({e});
+      return buf.add({0}, 0.0);
+    }
+    if (rt().rank() > 0 && i[0] % (T * K) == 0)
+      for (std::int64_t e = 0; e < E; ++e) buf.add({e}, delta_of(e));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (rt().rank() == 0 && i[0] == K - 1)  // worker 0's last iteration
+      for (std::int64_t e = 0; e < E; ++e) seen[static_cast<std::size_t>(e)] = w.read({e});
+  });
+  std::int64_t changed = 0;
+  if (rt().rank() == 0) {
+    // The changed elements must be exactly those of the `changed` largest ranks.
+    for (std::int64_t e = 0; e < E; ++e) changed += seen[static_cast<std::size_t>(e)] != 1.0 + static_cast<double>(e);
+    for (std::int64_t e = 0; e < E; ++e)
+      EXPECT_EQ(seen[static_cast<std::size_t>(e)] != 1.0 + static_cast<double>(e), rank_of(e) >= E - changed)
+          << "element " << e << " (relative rank " << rank_of(e) << "), " << changed << " changed";
+    EXPECT_GT(changed, 0) << "nothing arrived early";
+    EXPECT_LT(changed, E) << "everything arrived early: the budget did not bind";
+  }
+  const auto got = w.gather();
+  for (std::int64_t e = 0; e < E; ++e)
+    ASSERT_EQ(got[static_cast<std::size_t>(e)], 1.0 + static_cast<double>(e) + (rt().size() - 1) * delta_of(e));
 }
 
 // AdaRevision, as the owner applies it: per element the deltas of one flush arrive

@@ -37,6 +37,11 @@ class RelaxedRun {
   /// The relaxed arrays of `plan`; none makes the run inactive.
   explicit RelaxedRun(const Plan& plan);
   bool active() const { return !tables_.empty(); }
+  /// Whether a table has managed communication: threads offer deltas per iteration.
+  bool managed() const { return !managed_.empty(); }
+  void offer(int th) const {
+    for (auto* t : managed_) t->offer(th);
+  }
   /// Iterations of a worker per clock (0: one clock for the call).
   std::int64_t clock_every() const { return clock_every_; }
 
@@ -56,7 +61,7 @@ class RelaxedRun {
   void end();
 
  private:
-  std::vector<strata::detail::RelaxedBase*> tables_;
+  std::vector<strata::detail::RelaxedBase*> tables_, managed_;
   std::vector<std::unique_ptr<RelaxedReads>> observers_;
   std::int64_t clock_every_ = 0, clocks_ = 1, clock_ = 0;
   std::exception_ptr error_;

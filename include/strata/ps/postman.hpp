@@ -8,7 +8,8 @@
 //
 // A topic is a relaxed array's id (the same on every rank). Messages for a topic
 // nobody has subscribed to yet are kept until someone does. While no table is in
-// use the thread sleeps; while one is, it polls with a short back-off.
+// use the thread sleeps; while one is, it polls with a short back-off and runs the
+// tables' chores (managed communication's pump).
 #pragma once
 
 #include <atomic>
@@ -39,7 +40,11 @@ class Postman {
   Postman& operator=(const Postman&) = delete;
 
   void subscribe(std::uint64_t topic, Handler handler);
-  /// After it returns, the handler is not running and will not run again.
+  /// A chore runs on the Postman's thread on every turn of its loop while some table
+  /// is in use (it keeps its own time). One per topic.
+  void set_chore(std::uint64_t topic, std::function<void()> chore);
+  /// After it returns, the topic's handler and chore are not running and will not
+  /// run again.
   void unsubscribe(std::uint64_t topic);
   /// Thread-safe: queues `body` for rank `dest` (this rank included) under `topic`.
   void send(int dest, std::uint64_t topic, std::span<const std::byte> body);
@@ -63,6 +68,7 @@ class Postman {
   bool stop_ = false;
   std::mutex handlers_mu_;
   std::map<std::uint64_t, Handler> handlers_;
+  std::map<std::uint64_t, std::function<void()>> chores_;
   std::vector<std::pair<int, Bytes>> unclaimed_;
   std::atomic<bool> failed_{false};
   std::exception_ptr failure_;

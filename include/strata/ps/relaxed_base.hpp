@@ -29,6 +29,10 @@ class RelaxedBase {
   virtual void tick(std::int64_t clock) = 0;
   /// Collective: waits until every delta of the call has been applied at its owner.
   virtual void end_run() = 0;
+  /// Managed communication: at the end of each iteration, loop thread `thread` offers
+  /// its pending deltas (taken only when the communication thread asked for them).
+  virtual bool managed() const = 0;
+  virtual void offer(int thread) = 0;
   /// A read by loop thread `thread` during a run: the cached (or fetched) element or
   /// row. Writes other than through the Buffer are refused.
   virtual void* read(std::span<const std::int64_t> index, bool whole_last, AccessMode mode, int thread) = 0;

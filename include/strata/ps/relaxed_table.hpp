@@ -4,17 +4,24 @@
 // dynamic path). Message handlers run on the Postman's thread; everything else on
 // loop threads. The two meet under one mutex.
 //
-// `Owner` (the Buffer) provides take_pending(), prepare_apply() and
-// apply_delta(key, delta, round).
+// `Owner` (the Buffer) provides take_pending(), hand_over(thread, set),
+// absorb(set), prepare_apply() and apply_delta(key, delta, round).
+//
+// With managed communication (ps/managed_outbox.hpp) loop threads also hand their
+// deltas to the outbox between clocks, its pump sends some early (kEarly), and
+// owners fold those in as they arrive.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -23,6 +30,7 @@
 #include "strata/detail/pack.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
+#include "strata/ps/managed_outbox.hpp"
 #include "strata/ps/postman.hpp"
 #include "strata/ps/relaxed_base.hpp"
 
@@ -38,6 +46,19 @@ class RelaxedTable final : public detail::RelaxedBase {
     if (consistency.clock_every < 0)
       throw OptionError(fmt::format("array {}: clock_every must be 0 (once per loop call) or more, not {}", label(),
                                     consistency.clock_every));
+    if (consistency.budget < 0 || !std::isfinite(consistency.budget))
+      throw OptionError(fmt::format("array {}: the managed-communication budget must be a positive number of bytes "
+                                    "per second (0: off), not {}",
+                                    label(), consistency.budget));
+    if (consistency.is_managed()) {
+      if constexpr (!std::is_arithmetic_v<T>)
+        throw OptionError(fmt::format("array {}: managed communication ranks deltas by magnitude, so it needs "
+                                      "numeric elements",
+                                      label()));
+      else
+        outbox_ = std::make_unique<ManagedOutbox<T>>(target.runtime().threads(), volume(target.shape()), consistency,
+                                                     sizeof(Header), sizeof(Delta), target.runtime().next_seed());
+    }
     unit_len_ = N == 1 ? 1 : target.shape()[N - 1];
     units_ = unit_len_ > 0 ? volume(target.shape()) / unit_len_ : 0;
     counters_.resize(static_cast<std::size_t>(target.runtime().threads()));
@@ -58,6 +79,11 @@ class RelaxedTable final : public detail::RelaxedBase {
     return u;
   }
   const RelaxedStats& stats() const { return stats_; }
+  bool managed() const override { return outbox_ != nullptr; }
+  void offer(int thread) override {
+    if (outbox_->wanted(thread))
+      outbox_->take_from(thread, [&](DeltaSet<T>& into) { owner_.hand_over(thread, into); });
+  }
 
   void begin_run(std::span<const std::uint64_t> read_units, std::int64_t clocks) override {
     Runtime& rt = target_.runtime();
@@ -73,6 +99,7 @@ class RelaxedTable final : public detail::RelaxedBase {
       postman_->subscribe(target_.array_id(), [this](int from, std::span<const std::byte> body) {
         on_message(from, body);
       });
+      if (outbox_) postman_->set_chore(target_.array_id(), [this] { pump(); });
     }
     {
       std::lock_guard lock(mu_);  // reset before any collective, so no message of this run is lost
@@ -94,6 +121,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     const auto filled = rt.comm().alltoallv(blocks);
     for (int o = 0; o < rt.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
     for (auto& c : counters_) c = Counters{};
+    if (outbox_) outbox_->begin_run(std::chrono::steady_clock::now());
     postman_->begin_use();
   }
 
@@ -102,14 +130,21 @@ class RelaxedTable final : public detail::RelaxedBase {
     const int R = rt.size(), me = rt.rank();
     // This rank's deltas of the clock, one message per owner (empty ones too: an
     // owner applies a clock once it has heard from every rank).
-    std::vector<Bytes> out(static_cast<std::size_t>(R));
-    for (auto& b : out) detail::append(b, Header{kDeltas, 0, clock, 0});
-    const auto& dist = target_.distribution_of();
-    for (const auto& [k, d] : owner_.take_pending()) {
-      const Index<N> i = delinearize(k, target_.shape());
-      detail::append(out[static_cast<std::size_t>(dist.owner(i.data()))], Delta{k, d});
+    auto flush = [&] {
+      std::vector<Bytes> out(static_cast<std::size_t>(R));
+      for (auto& b : out) detail::append(b, Header{kDeltas, 0, clock, 0});
+      for (const auto& [k, d] : owner_.take_pending())
+        detail::append(out[static_cast<std::size_t>(owner_of(k))], Delta{k, d});
+      for (int r = 0; r < R; ++r) send(r, me, out[static_cast<std::size_t>(r)]);
+    };
+    if (outbox_) {
+      outbox_->end_clock([&](DeltaSet<T>& rest) {
+        owner_.absorb(rest);
+        flush();
+      });
+    } else {
+      flush();
     }
-    for (int r = 0; r < R; ++r) send(r, me, out[static_cast<std::size_t>(r)]);
     for (auto& f : fetched_) f.clear();
     ++stats_.clocks;
     if (clock + 1 >= clocks_) return;  // the last clock: end_run waits for the owners
@@ -143,6 +178,7 @@ class RelaxedTable final : public detail::RelaxedBase {
 
   void end_run() override {
     Runtime& rt = target_.runtime();
+    if (outbox_) outbox_->end_run(std::chrono::steady_clock::now(), stats_);
     {
       std::unique_lock lock(mu_);
       wait_for(lock, fmt::format("relaxed array {}: the owners applying the last clock", label()), [&] {
@@ -189,7 +225,7 @@ class RelaxedTable final : public detail::RelaxedBase {
 
 
  private:
-  enum Kind : std::uint32_t { kDeltas = 1, kValues = 2, kRead = 3, kReadReply = 4 };
+  enum Kind : std::uint32_t { kDeltas = 1, kValues = 2, kRead = 3, kReadReply = 4, kEarly = 5 };
   struct Header {
     std::uint32_t kind;
     std::int32_t thread;
@@ -241,6 +277,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   }
 
   Index<N> first_of(std::int64_t unit) const { return delinearize(unit * unit_len_, target_.shape()); }
+  int owner_of(std::int64_t key) const { return target_.distribution_of().owner(delinearize(key, target_.shape()).data()); }
 
   // The read set becomes one block per owner, in unit order within each; owners
   // learn which of their units each reader caches. Collective; redone only when a
@@ -398,6 +435,10 @@ class RelaxedTable final : public detail::RelaxedBase {
         apply_ready();
         break;
       }
+      case kEarly: {
+        for (const Delta& d : detail::as_vector<Delta>(payload)) apply_one(d, h.clock);
+        break;
+      }
       case kValues: {
         std::lock_guard lock(mu_);
         auto& s = staged_[static_cast<std::size_t>(from)];
@@ -441,6 +482,40 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
   }
 
+  // Folds one delta of clock `clock` in at its owner (this rank) and notes its unit
+  // as changed: the next update each of its readers gets carries it.
+  void apply_one(const Delta& d, std::int64_t clock) {
+    owner_.apply_delta(d.key, d.delta, round_ + clock);
+    const auto u = static_cast<std::size_t>(target_.local_offset(delinearize(d.key, target_.shape())) / unit_len_);
+    if (!is_changed_[u]) {
+      is_changed_[u] = 1;
+      changed_.push_back(static_cast<std::int64_t>(u));
+    }
+  }
+
+  // Managed communication, every turn of the Postman's loop (it keeps its own time).
+  // Cached values rank the deltas, so the cache must hold still: under mu_.
+  void pump() {
+    std::lock_guard lock(mu_);
+    outbox_->pump(
+        std::chrono::steady_clock::now(), postman_->rank(),
+        [&](std::int64_t k) -> std::optional<double> {
+          const std::int64_t u = k / unit_len_;
+          const std::int64_t at = whole_ ? (laid_out_bits_[static_cast<std::size_t>(u) / 64] >> (u % 64) & 1 ? u : -1)
+                                         : slot_of_[static_cast<std::size_t>(u)];
+          if (at < 0) return std::nullopt;
+          return static_cast<double>(block_[static_cast<std::size_t>(at * unit_len_ + k % unit_len_)]);
+        },
+        [&](std::int64_t k) { return owner_of(k); },
+        [&](int owner, std::int64_t clock, const std::vector<std::pair<std::int64_t, T>>& deltas) {
+          Bytes b;
+          detail::append(b, Header{kEarly, 0, clock, 0});
+          for (const auto& [k, d] : deltas) detail::append(b, Delta{k, d});
+          postman_->send(owner, target_.array_id(), b);
+          return b.size();
+        });
+  }
+
   // Applies every clock whose deltas have all arrived, in clock order and, within a
   // clock, in rank order; then sends each reader its refreshed block.
   void apply_ready() {
@@ -457,14 +532,7 @@ class RelaxedTable final : public detail::RelaxedBase {
         arrived_.erase(clock);
       }
       for (const auto& from : per_rank)
-        for (const Delta& d : detail::as_vector<Delta>(from)) {
-          owner_.apply_delta(d.key, d.delta, round_ + clock);
-          const auto u = static_cast<std::size_t>(target_.local_offset(delinearize(d.key, target_.shape())) / unit_len_);
-          if (!is_changed_[u]) {
-            is_changed_[u] = 1;
-            changed_.push_back(static_cast<std::int64_t>(u));
-          }
-        }
+        for (const Delta& d : detail::as_vector<Delta>(from)) apply_one(d, clock);
       if (clock + 1 < clocks_)
         for (int q = 0; q < R; ++q)
           if (!serves_[static_cast<std::size_t>(q)].empty()) server_send(q, update_for(q, clock));
@@ -501,6 +569,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::vector<Counters> counters_;
   std::vector<std::unordered_map<std::int64_t, std::vector<T>>> fetched_;  // per thread, this clock
   RelaxedStats stats_;
+  std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
   std::int64_t round_ = 0;  // the apply round of clock 0 of this run
 
   // Shared with the Postman's thread, under mu_.
