@@ -8,6 +8,7 @@
 //   strata-slr-bench [--samples S] [--features F] [--nnz Z] [--passes P]
 //                    [--mode prefetch|per-element] [--staleness s] [--every N] [--lr R]
 //                    [--budget BYTES_PER_S] [--priority relative|absolute|random|round-robin]
+//                    [--apply adagrad|adarevision]
 //   mpirun -np 2 strata-slr-bench --strata-threads=1
 //
 // Data: sample i has about Z features (Z-10 .. Z+10) drawn log-uniformly from [0, F)
@@ -87,9 +88,11 @@ struct Options {
   float lr = 0.1f;
   std::int64_t budget = 0;  // managed communication, bytes per second; 0: off
   strata::Priority priority = strata::Priority::relative_magnitude;
+  bool adarevision = false;  // the owners' rule; the serial twin always runs AdaGrad
 };
 
-int run(strata::Runtime& rt, const Options& o) {
+template <class Apply>
+int run(strata::Runtime& rt, const Options& o, Apply apply) {
   double t = now();
   const Data data = generate(o.samples, o.features, o.nnz, rt.seed());
   const double gen_s = now() - t;
@@ -102,7 +105,7 @@ int run(strata::Runtime& rt, const Options& o) {
   // AdaGrad at the owners: each weight's step shrinks with its squared gradients,
   // so the hot features (a power law makes some very hot) do not overshoot when a
   // clock sums many samples' gradients.
-  strata::Buffer wbuf(w, strata::apply::adagrad(o.lr), consistency);
+  strata::Buffer wbuf(w, apply, consistency);
   strata::Accumulator<double> loss(rt);
   const std::int32_t* feat = data.features.data();
   auto body = [&](const strata::Index<1>&, const SampleRef& s) {
@@ -155,11 +158,13 @@ int run(strata::Runtime& rt, const Options& o) {
   if (rt.rank() == 0) {
     std::printf("machine: %s\n", strata::bench::machine().c_str());
     std::printf("%lld samples, %lld features, about %d non-zeros each (%zu in all; generated in %.2f s); %d rank(s) x "
-                "%d thread(s); %s, staleness %d, clock every %lld iterations per worker, managed communication %s\n",
+                "%d thread(s); %s, staleness %d, clock every %lld iterations per worker, managed communication %s, "
+                "%s at the owners\n",
                 static_cast<long long>(o.samples), static_cast<long long>(o.features), o.nnz, data.features.size(),
                 gen_s, rt.size(), rt.threads(), o.prefetch ? "prefetch (static caches)" : "per-element remote reads",
                 o.staleness, static_cast<long long>(o.every),
-                o.budget > 0 ? fmt::format("{} bytes/s", o.budget).c_str() : "off");
+                o.budget > 0 ? fmt::format("{} bytes/s", o.budget).c_str() : "off",
+                o.adarevision ? "AdaRevision" : "AdaGrad");
     std::printf("first call (reconnaissance, planning, caches, one pass): %.3f s\n", first_call);
     const double med = strata::bench::median(strata_s);
     std::printf("strata: median pass %.3f s over %zu passes, %.2f M samples/s\n", med, strata_s.size(),
@@ -215,6 +220,11 @@ int main(int argc, char** argv) try {
       o.lr = std::strtof(v, &end);
       if (!v[0] || *end || !(o.lr > 0)) throw strata::OptionError(std::string("--lr needs a positive number, not '") + v + "'");
     } else if (a == "--budget") o.budget = number(a, v);
+    else if (a == "--apply") {
+      const std::string p = v;
+      if (p == "adagrad" || p == "adarevision") o.adarevision = p == "adarevision";
+      else throw strata::OptionError("--apply is adagrad or adarevision, not '" + p + "'");
+    }
     else if (a == "--priority") {
       const std::string p = v;
       if (p == "relative") o.priority = strata::Priority::relative_magnitude;
@@ -231,7 +241,7 @@ int main(int argc, char** argv) try {
       throw strata::OptionError("unknown option " + a);
     }
   }
-  return run(rt, o);
+  return o.adarevision ? run(rt, o, strata::apply::adarevision(o.lr)) : run(rt, o, strata::apply::adagrad(o.lr));
 } catch (const strata::Error& e) {
   std::fprintf(stderr, "strata-slr-bench: %s\n", e.what());
   return 2;

@@ -65,26 +65,26 @@ inline AdaGrad adagrad(double lr, double eps = 1e-8) { return {lr, eps}; }
 /// AdaRevision (McMahan and Streeter, "Delay-tolerant algorithms for asynchronous
 /// distributed online learning", 2014): AdaGrad that accounts for the gradients a
 /// delayed update did not see. The owner keeps per element the gradient sum z and
-/// remembers z, and the learning rate, as they were when the round began (what the
-/// delta's author read). For a gradient g arriving with g_bck = z - z_read (the
-/// gradients applied since that read):
+/// remembers z as it was when the round began (what the delta's author read). For a
+/// gradient g arriving with g_bck = z - z_read (the gradients applied since that
+/// read), with eta_old the element's rate before this delta:
 ///
 ///   G     += g*g + 2*g*g_bck        (the squared sum as if g had come with g_bck)
 ///   Gmax   = max(Gmax, G)           (rates never grow)
 ///   eta    = lr / (sqrt(Gmax) + eps)
-///   value += -eta*g + (eta_read - eta) * g_bck
+///   value += -eta*g + (eta_old - eta) * g_bck
 ///   z     += g
 ///
-/// The last term revises the gradients applied after the read at the rate the
-/// reader would have used had it seen them. With no delay (one writer per round)
-/// it is AdaGrad in the form above. Before an element has any history, eta_read is
-/// taken as eta (there is no earlier rate to revise).
+/// The last term takes back part of the steps applied since the read: they were
+/// taken at a rate of at most eta_old, and had the author's gradient been known
+/// they would have been taken at eta. With no delay (one writer per round) it is
+/// AdaGrad. Before an element has any history, eta_old is taken as eta.
 struct AdaRevision {
   double lr = 0.1;
   double eps = 1e-8;
   struct state_type {
     double z = 0, z_read = 0;
-    double g2 = 0, g2max = 0, g2max_read = 0;
+    double g2 = 0, g2max = 0;
     std::int64_t round = -1;
   };
   double rate(double g2max) const { return lr / (std::sqrt(g2max) + eps); }
@@ -93,15 +93,15 @@ struct AdaRevision {
     if (s.round != ctx.round) {  // the first delta of a round: what its readers saw
       s.round = ctx.round;
       s.z_read = s.z;
-      s.g2max_read = s.g2max;
     }
     const double g = static_cast<double>(delta);
     const double g_bck = s.z - s.z_read;
+    const double g2max_old = s.g2max;
     s.g2 += g * g + 2 * g * g_bck;
     s.g2max = std::max(s.g2max, s.g2);
     const double eta = rate(s.g2max);
-    const double eta_read = s.g2max_read > 0 ? rate(s.g2max_read) : eta;
-    value = static_cast<T>(static_cast<double>(value) - eta * g + (eta_read - eta) * g_bck);
+    const double eta_old = g2max_old > 0 ? rate(g2max_old) : eta;
+    value = static_cast<T>(static_cast<double>(value) - eta * g + (eta_old - eta) * g_bck);
     s.z += g;
   }
 };

@@ -54,6 +54,10 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   explicit Buffer(DistArray<T, N>& target, Apply apply = {}) : Buffer(target, std::move(apply), nullptr) {}
   /// A relaxed array: served by the parameter server with this consistency.
   Buffer(DistArray<T, N>& target, Apply apply, Consistency consistency) : Buffer(target, std::move(apply), nullptr) {
+    if (consistency.hybrid && !std::is_same_v<Apply, apply::Sum>)
+      throw OptionError(fmt::format("Buffer over array {}: Hybrid consistency adds deltas to the rank's cached copy "
+                                    "as they are written, so its apply function must be apply::sum()",
+                                    detail::array_label(target)));
     table_ = std::make_unique<ps::RelaxedTable<T, N, Buffer>>(target, *this, consistency);
   }
 
@@ -71,7 +75,10 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     if (!in_bounds(i, target_->shape())) [[unlikely]]
       throw ShapeError(fmt::format("Buffer::add: index {} is outside shape {}", to_string(i),
                                    to_string(target_->shape())));
-    pending_[static_cast<std::size_t>(detail::t_worker)].set.add(linearize(i, target_->shape()), delta);
+    const std::int64_t k = linearize(i, target_->shape());
+    pending_[static_cast<std::size_t>(detail::t_worker)].set.add(k, delta);
+    if constexpr (std::is_arithmetic_v<T>)
+      if (table_ && table_->folds_locally()) [[unlikely]] table_->fold_locally(k, delta);
   }
 
   /// Elements with deltas waiting on this rank (counted per thread).

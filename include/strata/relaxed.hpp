@@ -18,6 +18,11 @@
 // - Staleness s: a worker at clock t sees every update of clock t-s-1 and earlier
 //   from every worker, and blocks until it can. s = 0 is bulk-synchronous.
 //
+// - Hybrid (strata::hybrid()): lock-free within a rank, synchronous across ranks.
+//   A delta written through the Buffer is also added at once, atomically, to the
+//   rank's cached copy, so the rank's other threads read it in the same clock (as in
+//   Hogwild); other ranks see it after the clock, as under BSP. The cached copy sums
+//   deltas, so Hybrid needs apply::sum().
 // - Managed communication (optional): between clocks, the rank's communication
 //   thread sends pending deltas to their owners early, most important first, within
 //   a bandwidth budget (bytes per second, a leaky bucket). Owners fold early deltas
@@ -50,6 +55,7 @@ struct Consistency {
   int staleness = 0;              ///< s: clocks a reader may lag (0: bulk-synchronous)
   std::int64_t clock_every = 0;   ///< iterations of a worker per clock; 0: one clock per loop call
   bool prefetch = true;           ///< false: no caches, every read asks the owner (for comparison)
+  bool hybrid = false;            ///< deltas reach the rank's cache at once (see above); staleness 0
   double budget = 0;              ///< managed communication: bytes per second to other ranks; 0: off
   Priority priority = Priority::relative_magnitude;
 
@@ -74,6 +80,12 @@ struct Consistency {
 inline Consistency bsp() { return {}; }
 /// Stale-synchronous parallel with staleness s.
 inline Consistency ssp(int staleness) { return {staleness, 0, true}; }
+/// Lock-free within a rank, bulk-synchronous across ranks.
+inline Consistency hybrid() {
+  Consistency c;
+  c.hybrid = true;
+  return c;
+}
 
 /// What a relaxed table did, summed over its loop calls on this rank.
 struct RelaxedStats {

@@ -74,6 +74,58 @@ TEST(Relaxed, BspReadersSeeEveryUpdateOfThePreviousClock) { check_staleness_boun
 TEST(Relaxed, Ssp1ReadersNeverLagMoreThanOneClock) { check_staleness_bound(1); }
 TEST(Relaxed, Ssp3ReadersNeverLagMoreThanThreeClocks) { check_staleness_bound(3); }
 
+// Hybrid: lock-free within a rank, synchronous across ranks. Each worker adds 1 to
+// its counter per iteration and reads every counter. Its own counter shows every
+// one of its increments at once; a counter of another thread of its rank shows at
+// least the increments of earlier clocks and at most those of this one; a counter
+// of another rank shows exactly the earlier clocks' increments (BSP).
+TEST(Relaxed, HybridSharesWritesWithinARankAtOnceAndAcrossRanksAtClocks) {
+  const int T = rt().threads(), W = rt().size() * T;
+  const std::int64_t K = 40, N = 4;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * K}, [](const Index<1>& i) { return i[0]; });
+  auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {W});
+  Buffer buf(counts, apply::sum(), hybrid().every(N));
+  std::atomic<std::int64_t> violations{0};
+  std::string first;
+  std::mutex first_mu;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::int64_t before = pass * K;
+    auto body = [&](const Index<1>& i, std::int64_t) {
+      const int v = rt().rank() * T + detail::t_worker;
+      const std::int64_t j = i[0] - v * K, t = current_clock();
+      if (!detail::t_recording && j / N != t) ++violations;
+      if (j % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50 * (v % 3)));
+      for (int u = 0; u < W; ++u) {
+        const std::int64_t seen = counts.read({u}) - before;
+        std::int64_t low = t * N, high = std::min((t + 1) * N, K);
+        if (u == v) low = high = j;
+        else if (u / T != rt().rank()) high = low;
+        if (!detail::t_recording && (seen < low || seen > high) && violations++ == 0) {
+          std::lock_guard lock(first_mu);
+          first = fmt::format("worker {} at iteration {} saw {} increments of worker {} (allowed {}..{})", v, j, seen,
+                              u, low, high);
+        }
+      }
+      buf.add({v}, 1);
+    };
+    const loop::Plan& plan = parallel_for(space, body);
+    for (const auto& steps : plan.work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
+    EXPECT_EQ(violations.load(), 0) << first;
+    EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(W), (pass + 1) * K));
+  }
+  const auto st = buf.stats();
+  EXPECT_EQ(static_cast<int>(st.staleness_histogram.size()), 1) << "Hybrid is synchronous across ranks";
+}
+
+TEST(Relaxed, HybridNeedsASumBufferAndNoStaleness) {
+  auto w = DistArray<double, 1>::zeros(rt(), {8});
+  EXPECT_THROW(Buffer(w, apply::adagrad(0.1), hybrid()), OptionError);
+  Consistency stale = hybrid();
+  stale.staleness = 2;
+  EXPECT_THROW(Buffer(w, apply::sum(), stale), OptionError);
+  EXPECT_THROW(Buffer(w, apply::sum(), hybrid().without_prefetch()), OptionError);
+}
+
 std::int64_t slot_of(std::int64_t i, std::int64_t slots) {
   return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i) + 17) % static_cast<std::uint64_t>(slots));
 }
@@ -231,14 +283,14 @@ struct AdaRevisionReference {
   double lr, eps = 1e-8;
   double value = 0, z = 0, g2 = 0, g2max = 0;
   void round(const std::vector<double>& per_rank) {
-    const double z_read = z, g2max_read = g2max;
+    const double z_read = z;
     for (const double g : per_rank) {
-      const double g_bck = z - z_read;
+      const double g_bck = z - z_read, g2max_old = g2max;
       g2 += g * g + 2 * g * g_bck;
       g2max = std::max(g2max, g2);
       const double eta = lr / (std::sqrt(g2max) + eps);
-      const double eta_read = g2max_read > 0 ? lr / (std::sqrt(g2max_read) + eps) : eta;
-      value = value - eta * g + (eta_read - eta) * g_bck;
+      const double eta_old = g2max_old > 0 ? lr / (std::sqrt(g2max_old) + eps) : eta;
+      value = value - eta * g + (eta_old - eta) * g_bck;
       z += g;
     }
   }

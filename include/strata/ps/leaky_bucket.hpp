@@ -31,6 +31,8 @@ class LeakyBucket {
     return tokens_;
   }
   void spend(double bytes) { tokens_ -= bytes; }
+  void set_capacity(double capacity) { capacity_ = capacity; }
+  double capacity() const { return capacity_; }
   double tokens() const { return tokens_; }
 
  private:

@@ -5,7 +5,10 @@
 // Who runs what:
 // - loop threads, at the end of an iteration: when the pump has asked (a flag per
 //   thread), they move their pending deltas into the outbox;
-// - the Postman's thread: the pump, every kPeriod while a run is on. It asks every
+// - the Postman's thread: the pump, every kPeriod while a run is on (less often when
+//   the outbox is so large that ranking it takes long: the pump keeps to about a
+//   tenth of the thread's time, and the bucket then saves up for two periods). It
+//   asks every
 //   thread for its deltas, refills the leaky bucket and sends (1) every delta for
 //   an element this rank owns (free: no network) and (2) the most important of the
 //   rest, most important first, as long as the bucket covers the messages;
@@ -45,6 +48,8 @@ class ManagedOutbox {
   /// it), and at least one message of one delta.
   static constexpr double kBucketSeconds = 0.1;
   static constexpr double kTimelineBin = 0.1;
+  /// The pump waits at least this many times as long as it last took.
+  static constexpr int kIdleFactor = 9;
 
   /// `header_bytes` and `delta_bytes`: what one message and one delta in it cost.
   ManagedOutbox(int threads, std::int64_t volume, const Consistency& c, std::size_t header_bytes,
@@ -53,6 +58,7 @@ class ManagedOutbox {
         set_(volume),
         volume_(volume),
         priority_(c.priority),
+        budget_(c.budget),
         bucket_(c.budget, std::max(c.budget * kBucketSeconds, static_cast<double>(header_bytes + delta_bytes))),
         header_bytes_(static_cast<double>(header_bytes)),
         delta_bytes_(static_cast<double>(delta_bytes)),
@@ -73,7 +79,7 @@ class ManagedOutbox {
     std::lock_guard lock(mu_);
     run_start_ = now;
     bucket_.start(run_start_);
-    last_pump_ = run_start_;
+    next_pump_ = run_start_ + kPeriod;
     clock_ = 0;
     active_ = true;
   }
@@ -109,9 +115,21 @@ class ManagedOutbox {
   template <class ValueOf, class OwnerOf, class Send>
   void pump(Clock::time_point now, int me, ValueOf&& value_of, OwnerOf&& owner_of, Send&& send) {
     std::lock_guard lock(mu_);
-    if (!active_ || now - last_pump_ < kPeriod) return;
-    last_pump_ = now;
+    if (!active_ || now < next_pump_) return;
+    const auto began = Clock::now();
+    send_some(now, me, value_of, owner_of, send);
+    // Ranking a large outbox takes time the thread also needs for messages.
+    const auto took = std::chrono::duration_cast<Clock::duration>((Clock::now() - began) * kIdleFactor);
+    const auto period = std::max<Clock::duration>(kPeriod, took);
+    next_pump_ = now + period;
+    bucket_.set_capacity(std::max({budget_ * kBucketSeconds, budget_ * 2 * std::chrono::duration<double>(period).count(),
+                                   header_bytes_ + delta_bytes_}));
     for (auto& w : wants_) w.flag.store(true, std::memory_order_relaxed);
+  }
+
+ private:
+  template <class ValueOf, class OwnerOf, class Send>
+  void send_some(Clock::time_point now, int me, ValueOf& value_of, OwnerOf& owner_of, Send& send) {
     const double tokens = bucket_.refill(now);
     if (set_.empty()) return;
 
@@ -122,13 +140,22 @@ class ManagedOutbox {
       if (o == me) chosen[o].push_back(k);
       else remote.push_back({score(k, d, value_of), k, o});
     });
-    // The most important first, as many as the bucket might cover.
+    // The most important first, as many as the bucket might cover (no ranking when
+    // the bucket covers them all).
+    std::vector<char> owners;
+    for (const auto& c : remote) {
+      if (owners.size() <= static_cast<std::size_t>(c.owner)) owners.resize(static_cast<std::size_t>(c.owner) + 1, 0);
+      owners[static_cast<std::size_t>(c.owner)] = 1;
+    }
+    const double all = static_cast<double>(remote.size()) * delta_bytes_ +
+                       static_cast<double>(std::count(owners.begin(), owners.end(), 1)) * header_bytes_;
     const auto room = static_cast<std::size_t>(std::max(0.0, tokens / delta_bytes_));
     const std::size_t m = std::min(remote.size(), room);
-    std::partial_sort(remote.begin(), remote.begin() + static_cast<std::ptrdiff_t>(m), remote.end(),
-                      [](const Candidate& a, const Candidate& b) {
-                        return a.score != b.score ? a.score > b.score : a.key < b.key;
-                      });
+    if (all > tokens)
+      std::partial_sort(remote.begin(), remote.begin() + static_cast<std::ptrdiff_t>(m), remote.end(),
+                        [](const Candidate& a, const Candidate& b) {
+                          return a.score != b.score ? a.score > b.score : a.key < b.key;
+                        });
     double cost = 0;
     for (std::size_t j = 0; j < m; ++j) {
       const auto& c = remote[j];
@@ -156,7 +183,6 @@ class ManagedOutbox {
     ++pumps_;
   }
 
- private:
   struct Candidate {
     double score;
     std::int64_t key;
@@ -191,13 +217,14 @@ class ManagedOutbox {
   DeltaSet<T> set_;
   std::int64_t volume_;
   Priority priority_;
+  double budget_;
   LeakyBucket bucket_;
   double header_bytes_, delta_bytes_;
   std::uint64_t seed_;
   bool active_ = false;
   std::int64_t clock_ = 0, cursor_ = 0;
   std::uint64_t pumps_ = 0;
-  Clock::time_point run_start_{}, last_pump_{};
+  Clock::time_point run_start_{}, next_pump_{};
   double timeline_offset_ = 0;
   std::vector<std::int64_t> timeline_;
   std::int64_t sent_bytes_ = 0, sent_messages_ = 0, sent_deltas_ = 0;

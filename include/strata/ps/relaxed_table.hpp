@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <chrono>
 #include <condition_variable>
@@ -50,6 +51,17 @@ class RelaxedTable final : public detail::RelaxedBase {
       throw OptionError(fmt::format("array {}: the managed-communication budget must be a positive number of bytes "
                                     "per second (0: off), not {}",
                                     label(), consistency.budget));
+    if (consistency.hybrid && consistency.staleness != 0)
+      throw OptionError(fmt::format("array {}: Hybrid consistency is synchronous across ranks, so its staleness is 0, "
+                                    "not {}",
+                                    label(), consistency.staleness));
+    if (consistency.hybrid && !std::is_arithmetic_v<T>)
+      throw OptionError(fmt::format("array {}: Hybrid consistency adds deltas atomically, so it needs numeric elements",
+                                    label()));
+    if (consistency.hybrid && !consistency.prefetch)
+      throw OptionError(fmt::format("array {}: Hybrid consistency folds deltas into the rank's cache, so it cannot "
+                                    "go without prefetch",
+                                    label()));
     if (consistency.is_managed()) {
       if constexpr (!std::is_arithmetic_v<T>)
         throw OptionError(fmt::format("array {}: managed communication ranks deltas by magnitude, so it needs "
@@ -80,6 +92,13 @@ class RelaxedTable final : public detail::RelaxedBase {
   }
   const RelaxedStats& stats() const { return stats_; }
   bool managed() const override { return outbox_ != nullptr; }
+  /// Hybrid, during a run: Buffer::add also folds its delta into the cache.
+  bool folds_locally() const { return folding_; }
+  // Lock-free: the rank's threads add concurrently, and read without locks.
+  void fold_locally(std::int64_t key, const T& delta) {
+    const std::int64_t at = cache_position(key);
+    if (at >= 0) std::atomic_ref<T>(block_[static_cast<std::size_t>(at)]).fetch_add(delta, std::memory_order_relaxed);
+  }
   void offer(int thread) override {
     if (outbox_->wanted(thread))
       outbox_->take_from(thread, [&](DeltaSet<T>& into) { owner_.hand_over(thread, into); });
@@ -122,6 +141,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     for (int o = 0; o < rt.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
     for (auto& c : counters_) c = Counters{};
     if (outbox_) outbox_->begin_run(std::chrono::steady_clock::now());
+    folding_ = consistency_.hybrid;
     postman_->begin_use();
   }
 
@@ -178,6 +198,7 @@ class RelaxedTable final : public detail::RelaxedBase {
 
   void end_run() override {
     Runtime& rt = target_.runtime();
+    folding_ = false;
     if (outbox_) outbox_->end_run(std::chrono::steady_clock::now(), stats_);
     {
       std::unique_lock lock(mu_);
@@ -277,6 +298,13 @@ class RelaxedTable final : public detail::RelaxedBase {
   }
 
   Index<N> first_of(std::int64_t unit) const { return delinearize(unit * unit_len_, target_.shape()); }
+  // Where element `key` (row-major) sits in the cache block, or -1 when not cached.
+  std::int64_t cache_position(std::int64_t key) const {
+    const std::int64_t u = key / unit_len_;
+    const std::int64_t slot = whole_ ? (laid_out_bits_[static_cast<std::size_t>(u) / 64] >> (u % 64) & 1 ? u : -1)
+                                     : slot_of_[static_cast<std::size_t>(u)];
+    return slot < 0 ? -1 : slot * unit_len_ + key % unit_len_;
+  }
   int owner_of(std::int64_t key) const { return target_.distribution_of().owner(delinearize(key, target_.shape()).data()); }
 
   // The read set becomes one block per owner, in unit order within each; owners
@@ -500,11 +528,9 @@ class RelaxedTable final : public detail::RelaxedBase {
     outbox_->pump(
         std::chrono::steady_clock::now(), postman_->rank(),
         [&](std::int64_t k) -> std::optional<double> {
-          const std::int64_t u = k / unit_len_;
-          const std::int64_t at = whole_ ? (laid_out_bits_[static_cast<std::size_t>(u) / 64] >> (u % 64) & 1 ? u : -1)
-                                         : slot_of_[static_cast<std::size_t>(u)];
+          const std::int64_t at = cache_position(k);
           if (at < 0) return std::nullopt;
-          return static_cast<double>(block_[static_cast<std::size_t>(at * unit_len_ + k % unit_len_)]);
+          return static_cast<double>(block_[static_cast<std::size_t>(at)]);
         },
         [&](std::int64_t k) { return owner_of(k); },
         [&](int owner, std::int64_t clock, const std::vector<std::pair<std::int64_t, T>>& deltas) {
@@ -570,6 +596,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::vector<std::unordered_map<std::int64_t, std::vector<T>>> fetched_;  // per thread, this clock
   RelaxedStats stats_;
   std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
+  bool folding_ = false;                      // Hybrid, during a run
   std::int64_t round_ = 0;  // the apply round of clock 0 of this run
 
   // Shared with the Postman's thread, under mu_.
