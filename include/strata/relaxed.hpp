@@ -10,7 +10,8 @@
 //   the elements (rows, for 2-D and larger arrays) its iterations read in the
 //   reconnaissance pass, laid out as one contiguous block per owner. A read is an
 //   index lookup, never a hash lookup. A read outside that set still works: it asks
-//   the owner for the current value (slow, and counted as a dynamic read).
+//   the owner for the current value (slow, and counted as a dynamic read), and the
+//   element joins the rank's read set from the next loop call on.
 // - Clocks: each worker clocks after every `clock_every` of its iterations (0: once
 //   per loop call). At a clock a rank sends its deltas to the owners; an owner that
 //   has every rank's deltas of clock c applies them, in rank order, and sends each
@@ -92,6 +93,7 @@ struct RelaxedStats {
   std::int64_t clocks = 0;          ///< clocks ticked
   std::int64_t cache_reads = 0;     ///< reads served by the static cache
   std::int64_t dynamic_reads = 0;   ///< reads outside the recorded read set (one request each)
+  std::int64_t learned_units = 0;   ///< units added to the read set because they were read dynamically
   std::int64_t bytes_sent = 0;      ///< deltas, blocks and replies sent to other ranks (managed too)
   std::int64_t messages_sent = 0;   ///< messages sent to other ranks (managed too)
   std::int64_t managed_bytes = 0;   ///< of bytes_sent: early deltas sent by managed communication

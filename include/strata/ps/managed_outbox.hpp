@@ -7,7 +7,7 @@
 //   thread), they move their pending deltas into the outbox;
 // - the Postman's thread: the pump, every kPeriod while a run is on (less often when
 //   the outbox is so large that ranking it takes long: the pump keeps to about a
-//   tenth of the thread's time, and the bucket then saves up for two periods). It
+//   fifth of the thread's time, and the bucket then saves up for two periods). It
 //   asks every
 //   thread for its deltas, refills the leaky bucket and sends (1) every delta for
 //   an element this rank owns (free: no network) and (2) the most important of the
@@ -49,7 +49,7 @@ class ManagedOutbox {
   static constexpr double kBucketSeconds = 0.1;
   static constexpr double kTimelineBin = 0.1;
   /// The pump waits at least this many times as long as it last took.
-  static constexpr int kIdleFactor = 9;
+  static constexpr int kIdleFactor = 4;
 
   /// `header_bytes` and `delta_bytes`: what one message and one delta in it cost.
   ManagedOutbox(int threads, std::int64_t volume, const Consistency& c, std::size_t header_bytes,
@@ -66,11 +66,14 @@ class ManagedOutbox {
 
   // ---- loop threads ----
   bool wanted(int th) const { return wants_[static_cast<std::size_t>(th)].flag.load(std::memory_order_relaxed); }
-  /// hand_over(set): adds thread th's pending deltas to the outbox's set.
+  /// hand_over(set): adds thread th's pending deltas to the outbox's set. While the
+  /// pump holds the outbox the thread does not wait: it keeps its deltas and offers
+  /// them again after its next iteration.
   template <class HandOver>
   void take_from(int th, HandOver&& hand_over) {
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (!lock) return;
     wants_[static_cast<std::size_t>(th)].flag.store(false, std::memory_order_relaxed);
-    std::lock_guard lock(mu_);
     hand_over(set_);
   }
 

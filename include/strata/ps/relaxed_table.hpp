@@ -76,6 +76,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     counters_.resize(static_cast<std::size_t>(target.runtime().threads()));
     waiters_.resize(counters_.size());
     fetched_.resize(counters_.size());
+    missed_.resize(counters_.size());
   }
   ~RelaxedTable() override {
     if (postman_) postman_->unsubscribe(target_.array_id());
@@ -217,6 +218,7 @@ class RelaxedTable final : public detail::RelaxedBase {
       stats_.cache_reads += c.cache;
       stats_.dynamic_reads += c.dynamic;
     }
+    learn_missed_units();
     rt.comm().barrier();  // after it, no message of this run is in flight
   }
 
@@ -281,6 +283,26 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
   }
 
+  // Units read through the dynamic path join the read set of the next call (the
+  // loop will most likely read them again): iterative-ness, learned rather than
+  // recorded.
+  void learn_missed_units() {
+    if (!consistency_.prefetch) {
+      for (auto& missed : missed_) missed.clear();
+      return;
+    }
+    learned_bits_.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
+    for (auto& missed : missed_) {
+      for (const auto u : missed) {
+        std::uint64_t& word = learned_bits_[static_cast<std::size_t>(u) / 64];
+        const std::uint64_t bit = std::uint64_t{1} << (u % 64);
+        if (!(word & bit)) ++stats_.learned_units;
+        word |= bit;
+      }
+      missed.clear();
+    }
+  }
+
   // Waits on the table's condition variable, checking the Postman and the job's
   // timeout: a dead or stuck rank becomes a TimeoutError naming what was awaited.
   template <class Pred>
@@ -314,7 +336,11 @@ class RelaxedTable final : public detail::RelaxedBase {
     Runtime& rt = target_.runtime();
     const int R = rt.size();
     std::vector<std::uint64_t> bits;
-    if (consistency_.prefetch) bits.assign(read_units.begin(), read_units.end());
+    if (consistency_.prefetch) {
+      bits.assign(read_units.begin(), read_units.end());
+      bits.resize(std::max(bits.size(), learned_bits_.size()), 0);
+      for (std::size_t w = 0; w < learned_bits_.size(); ++w) bits[w] |= learned_bits_[w];
+    }
     bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
     const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ || block_.empty();
     if (rt.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
@@ -441,6 +467,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     std::unique_lock lock(mu_);
     wait_for(lock, fmt::format("relaxed array {}: a read of unit {} from its owner", label(), u),
              [&] { return w.ready; });
+    missed_[static_cast<std::size_t>(thread)].push_back(u);
     auto& keep = fetched_[static_cast<std::size_t>(thread)][u];
     keep = w.values;
     return keep.data();
@@ -594,6 +621,8 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::vector<std::int64_t> version_;  // per owner: the clock of the block in the cache
   std::vector<Counters> counters_;
   std::vector<std::unordered_map<std::int64_t, std::vector<T>>> fetched_;  // per thread, this clock
+  std::vector<std::vector<std::int64_t>> missed_;  // per thread: units read dynamically in this call
+  std::vector<std::uint64_t> learned_bits_;        // units read dynamically in earlier calls
   RelaxedStats stats_;
   std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
   bool folding_ = false;                      // Hybrid, during a run
