@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strata/loop/worker.hpp"
@@ -114,6 +115,9 @@ struct RelaxedStats {
 };
 
 namespace detail {
+/// Throws OptionError, naming `array`, for a consistency that cannot be served.
+void check_consistency(const Consistency& c, const std::string& array, bool numeric_elements);
+
 /// The clock of the worker running on this thread (0 outside clocked loops).
 inline thread_local std::int64_t t_clock = 0;
 }  // namespace detail

@@ -178,14 +178,11 @@ TEST(SyncFor, TheModelLearns) {
 TEST(SyncFor, OtherArraysAreReadAndBufferedButNotWritten) {
   auto space = DistArray<std::int64_t, 1>::generate(rt(), {40}, [](const Index<1>& i) { return i[0]; });
   auto w = DistArray<double, 1>::zeros(rt(), {4});
-  auto scale = DistArray<double, 1>::fill(rt(), {1}, 2.0);
+  auto weight = DistArray<double, 1>::fill(rt(), {40}, 2.0);  // partitioned like the space
   auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {4});
   Buffer buf(counts);
-  // Reading `scale` is fine (each rank reads its own copy of element 0 only where
-  // it is local, so read it through a replicated value instead).
-  const double s = scale.gather()[0];
   sync_for(space, [&](const Index<1>&, std::int64_t i) {
-    w({i % 4}) += s;
+    w({i % 4}) += weight.read({i});  // another array, read where this rank holds it
     buf.add({i % 4}, 1);
   }, {.batch = 3}, synced(w, Combine::sum));
   buf.flush();

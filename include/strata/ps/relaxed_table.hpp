@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -42,35 +41,11 @@ class RelaxedTable final : public detail::RelaxedBase {
  public:
   RelaxedTable(DistArray<T, N>& target, Owner& owner, Consistency consistency)
       : target_(target), owner_(owner), consistency_(consistency) {
-    if (consistency.staleness < 0)
-      throw OptionError(fmt::format("array {}: staleness must be 0 or more, not {}", label(), consistency.staleness));
-    if (consistency.clock_every < 0)
-      throw OptionError(fmt::format("array {}: clock_every must be 0 (once per loop call) or more, not {}", label(),
-                                    consistency.clock_every));
-    if (consistency.budget < 0 || !std::isfinite(consistency.budget))
-      throw OptionError(fmt::format("array {}: the managed-communication budget must be a positive number of bytes "
-                                    "per second (0: off), not {}",
-                                    label(), consistency.budget));
-    if (consistency.hybrid && consistency.staleness != 0)
-      throw OptionError(fmt::format("array {}: Hybrid consistency is synchronous across ranks, so its staleness is 0, "
-                                    "not {}",
-                                    label(), consistency.staleness));
-    if (consistency.hybrid && !std::is_arithmetic_v<T>)
-      throw OptionError(fmt::format("array {}: Hybrid consistency adds deltas atomically, so it needs numeric elements",
-                                    label()));
-    if (consistency.hybrid && !consistency.prefetch)
-      throw OptionError(fmt::format("array {}: Hybrid consistency folds deltas into the rank's cache, so it cannot "
-                                    "go without prefetch",
-                                    label()));
-    if (consistency.is_managed()) {
-      if constexpr (!std::is_arithmetic_v<T>)
-        throw OptionError(fmt::format("array {}: managed communication ranks deltas by magnitude, so it needs "
-                                      "numeric elements",
-                                      label()));
-      else
+    detail::check_consistency(consistency, label(), std::is_arithmetic_v<T>);
+    if constexpr (std::is_arithmetic_v<T>)
+      if (consistency.is_managed())
         outbox_ = std::make_unique<ManagedOutbox<T>>(target.runtime().threads(), volume(target.shape()), consistency,
                                                      sizeof(Header), sizeof(Delta), target.runtime().next_seed());
-    }
     unit_len_ = N == 1 ? 1 : target.shape()[N - 1];
     units_ = unit_len_ > 0 ? volume(target.shape()) / unit_len_ : 0;
     counters_.resize(static_cast<std::size_t>(target.runtime().threads()));
