@@ -246,10 +246,13 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
   if (options.batch < 1)
     throw OptionError(fmt::format("sync_for: the mini-batch must be 1 iteration or more, not {}", options.batch));
   std::vector<detail::SyncedBase*> synced{static_cast<detail::SyncedBase*>(&arrays)...};
-  for (std::size_t a = 0; a < synced.size(); ++a)
+  for (std::size_t a = 0; a < synced.size(); ++a) {
+    if (synced[a]->array_id() == space.array_id())
+      throw OptionError("sync_for: the iteration space cannot also be a synced array");
     for (std::size_t b = 0; b < a; ++b)
       if (synced[a]->array_id() == synced[b]->array_id())
         throw OptionError("sync_for: the same array is synced twice");
+  }
   const int T = rt.threads();
   const auto values = space.local_values();
   const auto n = static_cast<std::int64_t>(values.size());

@@ -199,6 +199,8 @@ TEST(SyncFor, BadUsesAreRefused) {
   auto noop = [](const Index<1>&, std::int64_t) {};
   EXPECT_THROW(sync_for(space, noop, {.batch = 0}, synced(w)), OptionError);
   EXPECT_THROW(sync_for(space, noop, {}, synced(w), synced(w)), OptionError);
+  auto weights = DistArray<double, 1>::zeros(rt(), {20});
+  EXPECT_THROW(sync_for(weights, [](const Index<1>&, double) {}, {}, synced(weights)), OptionError);
   auto sparse = DistArray<double, 1>::sparse(rt(), {10}, {});
   EXPECT_THROW(synced(sparse), OptionError);
   EXPECT_THROW(sync_for(space, [&](const Index<1>&, std::int64_t) { (void)w.read({9}); }, {}, synced(w)), ShapeError);

@@ -112,9 +112,11 @@ class ManagedOutbox {
   }
 
   // ---- the Postman's thread ----
-  /// At `now` (the clock is a parameter for tests): value_of(k): this rank's cached value of element k, if cached (std::optional).
-  /// owner_of(k): its owner. send(owner, clock, deltas): sends one message of
-  /// (element, delta) pairs and returns its size in bytes.
+  /// One turn of the pump at `now` (a parameter, for tests).
+  /// - value_of(k): this rank's cached value of element k, if cached (std::optional);
+  /// - owner_of(k): its owner;
+  /// - send(owner, clock, deltas): sends one message of (element, delta) pairs and
+  ///   returns its size in bytes.
   template <class ValueOf, class OwnerOf, class Send>
   void pump(Clock::time_point now, int me, ValueOf&& value_of, OwnerOf&& owner_of, Send&& send) {
     std::lock_guard lock(mu_);
@@ -122,8 +124,8 @@ class ManagedOutbox {
     const auto began = Clock::now();
     send_some(now, me, value_of, owner_of, send);
     // Ranking a large outbox takes time the thread also needs for messages.
-    const auto took = std::chrono::duration_cast<Clock::duration>((Clock::now() - began) * kIdleFactor);
-    const auto period = std::max<Clock::duration>(kPeriod, took);
+    const auto spaced = std::chrono::duration_cast<Clock::duration>((Clock::now() - began) * kIdleFactor);
+    const auto period = std::max<Clock::duration>(kPeriod, spaced);
     next_pump_ = now + period;
     bucket_.set_capacity(std::max({budget_ * kBucketSeconds, budget_ * 2 * std::chrono::duration<double>(period).count(),
                                    header_bytes_ + delta_bytes_}));
