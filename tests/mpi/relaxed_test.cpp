@@ -203,6 +203,10 @@ TEST(Relaxed, NothingIsLostWithManagedCommunication) {
 // sends within +-15 % of it in every 1-second window.
 TEST(Relaxed, ManagedCommunicationKeepsItsBandwidthBudget) {
   if (rt().size() < 2) GTEST_SKIP() << "one rank owns everything: no bandwidth is spent";
+  // A rate is a timing property: with more ranks than cores the communication
+  // threads wait their turn for tens of milliseconds, which proves nothing.
+  if (static_cast<unsigned>(rt().size()) > std::max(2u, std::thread::hardware_concurrency()))
+    GTEST_SKIP() << "more ranks than cores";
   const int W = rt().size() * rt().threads();
   // Few elements: the outbox stays small, so even an unoptimised sanitizer build
   // ranks it quickly and pumps many times per second.
