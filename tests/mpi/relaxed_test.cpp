@@ -18,6 +18,19 @@ namespace strata {
 namespace {
 using testing::rt;
 
+// Counts violations seen by loop threads and keeps the first one's description.
+struct ViolationLog {
+  std::atomic<std::int64_t> count{0};
+  std::string first;
+  std::mutex mu;
+  void note(const std::string& what) {
+    if (count++ == 0) {
+      std::lock_guard lock(mu);
+      first = what;
+    }
+  }
+};
+
 // Each worker adds 1 to its own counter per iteration and, at every iteration, reads
 // every worker's counter. At clock t a reader must see all of worker v's increments
 // of clocks <= t-s-1, that is min(K, (t-s) * N) of them, and none of clock t or later
@@ -31,9 +44,7 @@ void check_staleness_bound(int s) {
   auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {W});
   counts.set_name("counts");
   Buffer buf(counts, apply::sum(), ssp(s).every(N));
-  std::atomic<std::int64_t> violations{0};
-  std::string first;
-  std::mutex first_mu;
+  ViolationLog violations;
   for (int pass = 0; pass < 2; ++pass) {
     const std::int64_t before = pass * K;
     auto body = [&](const Index<1>& i, std::int64_t) {
@@ -44,20 +55,16 @@ void check_staleness_bound(int s) {
       for (int u = 0; u < W; ++u) {
         const std::int64_t seen = counts.read({u}) - before;
         const std::int64_t low = std::clamp<std::int64_t>((t - s) * N, 0, K), high = std::min(t * N, K);
-        if (!detail::t_recording && (seen < low || seen > high)) {
-          if (violations++ == 0) {
-            std::lock_guard lock(first_mu);
-            first = fmt::format("worker {} at clock {} saw {} increments of worker {} (allowed {}..{})", v, t, seen,
-                                u, low, high);
-          }
-        }
+        if (!detail::t_recording && (seen < low || seen > high))
+          violations.note(fmt::format("worker {} at clock {} saw {} increments of worker {} (allowed {}..{})", v, t,
+                                      seen, u, low, high));
       }
       buf.add({v}, 1);
     };
     const loop::Plan& plan = parallel_for(space, body);
     ASSERT_EQ(plan.choice.strategy, analysis::Strategy::data_parallel) << plan.explain();
     for (const auto& steps : plan.work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
-    EXPECT_EQ(violations.load(), 0) << "s = " << s << ": " << first;
+    EXPECT_EQ(violations.count.load(), 0) << "s = " << s << ": " << violations.first;
     EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(W), (pass + 1) * K));
   }
   const RelaxedStats st = buf.stats();
@@ -85,32 +92,28 @@ TEST(Relaxed, HybridSharesWritesWithinARankAtOnceAndAcrossRanksAtClocks) {
   auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * K}, [](const Index<1>& i) { return i[0]; });
   auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {W});
   Buffer buf(counts, apply::sum(), hybrid().every(N));
-  std::atomic<std::int64_t> violations{0};
-  std::string first;
-  std::mutex first_mu;
+  ViolationLog violations;
   for (int pass = 0; pass < 2; ++pass) {
     const std::int64_t before = pass * K;
     auto body = [&](const Index<1>& i, std::int64_t) {
       const int v = rt().rank() * T + detail::t_worker;
       const std::int64_t j = i[0] - v * K, t = current_clock();
-      if (!detail::t_recording && j / N != t) ++violations;
+      if (!detail::t_recording && j / N != t) violations.note(fmt::format("iteration {} ran in clock {}", j, t));
       if (j % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50 * (v % 3)));
       for (int u = 0; u < W; ++u) {
         const std::int64_t seen = counts.read({u}) - before;
         std::int64_t low = t * N, high = std::min((t + 1) * N, K);
         if (u == v) low = high = j;
         else if (u / T != rt().rank()) high = low;
-        if (!detail::t_recording && (seen < low || seen > high) && violations++ == 0) {
-          std::lock_guard lock(first_mu);
-          first = fmt::format("worker {} at iteration {} saw {} increments of worker {} (allowed {}..{})", v, j, seen,
-                              u, low, high);
-        }
+        if (!detail::t_recording && (seen < low || seen > high))
+          violations.note(fmt::format("worker {} at iteration {} saw {} increments of worker {} (allowed {}..{})", v,
+                                      j, seen, u, low, high));
       }
       buf.add({v}, 1);
     };
     const loop::Plan& plan = parallel_for(space, body);
     for (const auto& steps : plan.work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
-    EXPECT_EQ(violations.load(), 0) << first;
+    EXPECT_EQ(violations.count.load(), 0) << violations.first;
     EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(W), (pass + 1) * K));
   }
   const auto st = buf.stats();
