@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "strata/detail/stopwatch.hpp"
+#include "strata/random.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/loop/plan.hpp"
 #include "strata/loop/reconnoitre.hpp"
@@ -121,6 +122,15 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
     plan->work[static_cast<std::size_t>(thread)][static_cast<std::size_t>(step)].push_back(
         static_cast<std::uint32_t>(pos));
   }
+  // Ordered plans rely on key order inside a block; unordered ones may visit a
+  // block's iterations in any order.
+  if (options.shuffle_seed && !plan->ordered && strategy != Strategy::serial)
+    for (int th = 0; th < T; ++th)
+      for (int st = 0; st < steps; ++st) {
+        auto& list = plan->work[static_cast<std::size_t>(th)][static_cast<std::size_t>(st)];
+        RandomStream order(options.shuffle_seed, static_cast<std::uint64_t>((r * T + th) * steps + st));
+        std::shuffle(list.begin(), list.end(), order);
+      }
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;
     for (const auto& w : plan->work) {

@@ -47,6 +47,12 @@ struct LoopOptions {
   /// a full pass. 1 = a full reconnaissance pass; 0 = automatic: 16 for loops of at
   /// least 2^20 iterations, otherwise 1.
   int recon_stride = 0;
+  /// 0: each worker visits its iterations of a block in key order. Otherwise the
+  /// order inside each block is a random permutation drawn from this seed (the same
+  /// for every run with the same seed, ranks and threads). Any order inside a block
+  /// keeps the plan's guarantees; SGD converges per pass more like a serial loop over
+  /// shuffled data when the order is not sorted by key.
+  std::uint64_t shuffle_seed = 0;
 };
 
 namespace loop {

@@ -1,0 +1,187 @@
+// `strata train lda` / `strata explain lda`: options, data, and which program runs.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "common/train_loop.hpp"
+#include "lda/serial.hpp"
+#include "lda/strata.hpp"
+#include "strata/io/checkpoint.hpp"
+
+namespace strata::apps {
+
+namespace {
+
+lda::Problem make_problem(const RunConfig& c) {
+  if (!c.data_path.empty()) return lda::load(c.data_path);
+  lda::SyntheticSpec s;
+  s.docs = c.synthetic.integer("docs", 1, INT32_MAX);
+  s.words = c.synthetic.integer("words", 1, INT32_MAX);
+  s.topics = static_cast<int>(c.synthetic.integer("topics", 1, 100000));
+  s.doclen = c.synthetic.integer("doclen", 1, 1'000'000);
+  return lda::generate(s, c.seed);
+}
+
+lda::Options make_options(const RunConfig& c) {
+  lda::Options o;
+  // K defaults to the planted topics on synthetic data, and to 20 on real data.
+  if (c.options.text("topics") == "auto")
+    o.topics = c.data_path.empty() ? static_cast<int>(c.synthetic.integer("topics", 1, 100000)) : 20;
+  else
+    o.topics = static_cast<int>(c.options.integer("topics", 1, 100000));
+  o.alpha = c.options.real("alpha", 1e-6, 1e6);
+  o.beta = c.options.real("beta", 1e-6, 1e6);
+  o.seed = c.seed;
+  return o;
+}
+
+std::vector<Metric> metrics(double loglik) {
+  return {{"loss", -loglik}, {"loglik_per_token", loglik}, {"perplexity", std::exp(-loglik)}};
+}
+
+// Columns [0, K) of topic rows: the counts.
+std::vector<std::int32_t> counts_of(const std::vector<std::int32_t>& rows, int K) {
+  const auto width = static_cast<std::size_t>(lda::topic_row_width(K)), n = rows.size() / width;
+  std::vector<std::int32_t> counts(n * static_cast<std::size_t>(K));
+  for (std::size_t i = 0; i < n; ++i)
+    std::copy_n(&rows[i * width], K, &counts[i * static_cast<std::size_t>(K)]);
+  return counts;
+}
+
+// Top words of every topic, largest topics first, and for synthetic data how well
+// the planted topics were recovered.
+std::string summary(const lda::Problem& p, const lda::Options& o, const std::vector<std::int32_t>& word_rows, int n) {
+  const int K = o.topics;
+  const auto counts = counts_of(word_rows, K);
+  std::string out;
+  if (!p.planted.empty())
+    out += fmt::format("topic recovery: {:.3f} (mean over the {} planted topics of the best cosine similarity with a "
+                       "learned topic)\n",
+                       lda::topic_recovery(p, counts, K, o.beta), p.planted.size());
+  if (n <= 0) return out;
+  std::vector<std::int64_t> size(static_cast<std::size_t>(K), 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) size[i % static_cast<std::size_t>(K)] += counts[i];
+  std::vector<int> order(static_cast<std::size_t>(K));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return size[static_cast<std::size_t>(a)] > size[static_cast<std::size_t>(b)]; });
+  const auto top = lda::top_words(counts, p.words, K, n);
+  out += fmt::format("top {} words per topic (share of tokens):", n);
+  for (const int k : order) {
+    out += fmt::format("\n  topic {:>3} ({:4.1f} %):", k, 100.0 * static_cast<double>(size[static_cast<std::size_t>(k)]) / static_cast<double>(std::max<std::int64_t>(1, p.tokens)));
+    for (const auto w : top[static_cast<std::size_t>(k)]) out += " " + p.word_name(w);
+  }
+  return out;
+}
+
+// The model as DistArrays for save_checkpoint: documents x K and words x K counts and
+// the topic totals (the serial program's vectors too, so both save in one format),
+// plus model.txt with the priors and vocab.txt with word names when known.
+void save(Runtime& rt, const std::string& dir, const lda::Problem& p, const lda::Options& o,
+          const DistArray<std::int32_t, 2>& doc_counts, const DistArray<std::int32_t, 2>& word_counts,
+          const DistArray<std::int64_t, 1>& totals) {
+  const std::filesystem::path d(dir);
+  save_checkpoint(doc_counts, d / "doc_topic");
+  save_checkpoint(word_counts, d / "word_topic");
+  save_checkpoint(totals, d / "topic_totals");
+  if (rt.rank() != 0) return;
+  std::ofstream model(d / "model.txt");
+  model << fmt::format("lda\ntopics {}\nalpha {}\nbeta {}\ndocs {}\nwords {}\ntokens {}\n", o.topics, o.alpha, o.beta,
+                       p.docs, p.words, p.tokens);
+  if (!p.vocabulary.empty()) {
+    std::ofstream vocab(d / "vocab.txt");
+    for (const auto& w : p.vocabulary) vocab << w << '\n';
+    if (!vocab) throw IoError(fmt::format("cannot write {}", (d / "vocab.txt").string()));
+  }
+  if (!model) throw IoError(fmt::format("cannot write {}", (d / "model.txt").string()));
+}
+
+// Counts of the serial program's rows, as a DistArray (one rank).
+DistArray<std::int32_t, 2> as_counts(Runtime& rt, const std::vector<std::int32_t>& rows, std::int64_t n, int K) {
+  const auto width = lda::topic_row_width(K);
+  return DistArray<std::int32_t, 2>::generate(rt, {n, K}, [&](const Index<2>& i) {
+    return rows[static_cast<std::size_t>(i[0] * width + i[1])];
+  });
+}
+
+// Counts of a Strata topic-row array, laid out like it (each rank copies its rows).
+DistArray<std::int32_t, 2> as_counts(DistArray<std::int32_t, 2>& rows, int K) {
+  const Partition& part = rows.partition();
+  STRATA_CHECK(part.kind() == Partition::Kind::range && part.dim() == 0, "topic rows are split by row ranges");
+  return DistArray<std::int32_t, 2>::generate(
+      rows.runtime(), {rows.extent(0), K}, [&](const Index<2>& i) { return *rows.find(i); },
+      Partition::range(0, rows.distribution().bounds()));
+}
+
+std::string dimension_name(int d) {
+  static const char* names[] = {"document", "word", "occurrence"};
+  return d >= 0 && d < 3 ? names[d] : "-";
+}
+
+void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  const lda::Problem p = make_problem(c);
+  const lda::Options o = make_options(c);
+  const int top = static_cast<int>(c.options.integer("top-words", 0, 1000));
+  info(fmt::format("{}; {} topics, alpha {}, beta {}; SparseLDA sampler", p.source, o.topics, o.alpha, o.beta));
+  if (c.serial) {
+    if (rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
+    lda::SerialLda m(p, o);
+    run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] { return metrics(m.loglik_per_token()); });
+    info(summary(p, o, m.word_topic(), top));
+    if (!c.save_dir.empty()) {
+      auto totals = DistArray<std::int64_t, 1>::generate(
+          rt, {o.topics}, [&](const Index<1>& k) { return m.totals()[static_cast<std::size_t>(k[0])]; });
+      save(rt, c.save_dir, p, o, as_counts(rt, m.doc_topic(), p.docs, o.topics),
+           as_counts(rt, m.word_topic(), p.words, o.topics), totals);
+    }
+    return;
+  }
+  lda::StrataLda m(rt, p, o, c.plan);
+  bool first = true;
+  run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] {
+    if (first) {
+      const auto& plan = m.plan();
+      info(fmt::format("plan: {} over ({}, {}) on {} worker(s), imbalance {:.2f}",
+                       analysis::to_string(plan.choice.strategy), dimension_name(plan.choice.space_dim),
+                       dimension_name(plan.choice.time_dim), plan.workers, plan.imbalance));
+      first = false;
+    }
+    return metrics(m.loglik_per_token());
+  });
+  info(summary(p, o, m.word_topic().gather(), top));
+  if (!c.save_dir.empty())
+    save(rt, c.save_dir, p, o, as_counts(m.doc_topic(), o.topics), as_counts(m.word_topic(), o.topics), m.totals());
+}
+
+void explain(Runtime& rt, const RunConfig& c) {
+  const lda::Problem p = make_problem(c);
+  lda::StrataLda m(rt, p, make_options(c), c.plan);
+  m.explain();
+}
+
+}  // namespace
+
+App lda_app() {
+  App a;
+  a.name = "lda";
+  a.summary = "topic model (LDA) by collapsed Gibbs sampling, SparseLDA buckets; expected plan: 2-D over (doc, word)";
+  a.unit = "tokens";
+  a.synthetic_keys = Settings("--synthetic ");
+  a.synthetic_keys.declare("docs", "2000", "documents")
+      .declare("words", "5000", "vocabulary size")
+      .declare("topics", "20", "topics of the generating model (priors alpha 0.1, beta 0.01)")
+      .declare("doclen", "100", "mean tokens per document (uniform in [doclen/2, 3 doclen/2])");
+  a.options.declare("topics", "auto", "topics K to learn (auto: the planted topics on synthetic data, else 20)")
+      .declare("alpha", "0.1", "Dirichlet prior of document-topic distributions")
+      .declare("beta", "0.01", "Dirichlet prior of topic-word distributions")
+      .declare("top-words", "10", "words listed per topic after training (0: none)");
+  a.train = train;
+  a.explain = explain;
+  return a;
+}
+
+}  // namespace strata::apps

@@ -1,0 +1,359 @@
+#include "lda/problem.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+#include "strata/random.hpp"
+
+namespace strata::apps::lda {
+
+namespace {
+
+// log of a Gamma(shape, 1) draw (Marsaglia and Tsang, 2000; shapes below 1 by
+// Gamma(a) = Gamma(a + 1) U^(1/a)). Logs, because with beta = 0.01 most of a
+// topic's words get draws far below the smallest double.
+double log_gamma_draw(RandomStream& rs, double shape) {
+  if (shape < 1) return log_gamma_draw(rs, shape + 1) + std::log(rs.uniform()) / shape;
+  const double d = shape - 1.0 / 3, c = 1 / std::sqrt(9 * d);
+  for (;;) {
+    double x = 0, v = 0;
+    do {
+      x = rs.normal();
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = rs.uniform();
+    if (std::log(u) < 0.5 * x * x + d * (1 - v + std::log(v))) return std::log(d * v);
+  }
+}
+
+// A draw from a symmetric Dirichlet(a) over n outcomes, as a cumulative table.
+std::vector<double> dirichlet_cdf(RandomStream& rs, double a, std::int64_t n) {
+  std::vector<double> p(static_cast<std::size_t>(n));
+  for (auto& x : p) x = log_gamma_draw(rs, a);
+  const double top = *std::max_element(p.begin(), p.end());
+  double sum = 0;
+  for (auto& x : p) sum += x = std::exp(x - top);
+  double acc = 0;
+  for (auto& x : p) x = acc += x / sum;
+  p.back() = 1.0;
+  return p;
+}
+
+std::int32_t draw(const std::vector<double>& cdf, double u) {
+  const auto at = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+  return static_cast<std::int32_t>(std::min<std::ptrdiff_t>(at, static_cast<std::ptrdiff_t>(cdf.size()) - 1));
+}
+
+// Sorts a document's word ids and appends one entry per distinct word.
+void append_document(Problem& p, std::int32_t doc, std::vector<std::int32_t>& words) {
+  std::sort(words.begin(), words.end());
+  for (std::size_t i = 0; i < words.size();) {
+    std::size_t j = i;
+    while (j < words.size() && words[j] == words[i]) ++j;
+    const auto count = static_cast<std::int32_t>(j - i);
+    p.entries.push_back({doc, words[i], count});
+    p.max_count = std::max(p.max_count, count);
+    p.tokens += count;
+    i = j;
+  }
+}
+
+std::ifstream open(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  return in;
+}
+
+void chomp(std::string& line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+}
+
+// Whitespace-separated integers of a line; false when a field is not one or there
+// are more than out.size().
+bool integers(std::string_view line, std::span<std::int64_t> out, std::size_t& n) {
+  n = 0;
+  std::size_t i = 0;
+  for (;;) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == ',')) ++i;
+    if (i == line.size()) return true;
+    if (n == out.size()) return false;
+    const auto [end, ec] = std::from_chars(line.data() + i, line.data() + line.size(), out[n]);
+    if (ec != std::errc() || (end != line.data() + line.size() && *end != ' ' && *end != '\t' && *end != ','))
+      return false;
+    ++n;
+    i = static_cast<std::size_t>(end - line.data());
+  }
+}
+
+// English function words, and the King James Bible's archaic ones (one of the
+// corpora the app suite runs on), which would otherwise top every topic.
+const std::unordered_set<std::string_view>& stop_words() {
+  static const std::unordered_set<std::string_view> words = {
+      "the", "and", "for", "that", "with", "this", "was", "are", "but", "not", "you", "all", "any", "can", "had",
+      "her", "his", "him", "she", "they", "them", "their", "there", "then", "than", "were", "been", "have", "has",
+      "from", "what", "when", "which", "who", "whom", "will", "would", "shall", "should", "could", "into", "upon",
+      "out", "our", "ours", "your", "yours", "its", "one", "also", "more", "most", "some", "such", "very", "much",
+      "many", "only", "other", "over", "under", "after", "before", "again", "about", "these", "those", "here",
+      "where", "why", "how", "did", "does", "done", "being", "because", "while", "each", "both", "few", "own",
+      "same", "too", "nor", "off", "once", "may", "might", "must", "let", "said", "say", "says", "yet", "now", "even",
+      "every", "well", "through", "between", "against", "down", "whose", "unto", "thee", "thou", "thy", "thine",
+      "hath", "doth", "art", "shalt", "wilt", "hast", "didst", "saith", "ye", "mine", "lest"};
+  return words;
+}
+
+}  // namespace
+
+std::string Problem::word_name(std::int64_t w) const {
+  if (w >= 0 && w < static_cast<std::int64_t>(vocabulary.size())) return vocabulary[static_cast<std::size_t>(w)];
+  return fmt::format("w{}", w);
+}
+
+Problem generate(const SyntheticSpec& s, std::uint64_t seed) {
+  if (s.docs < 1 || s.words < 1 || s.topics < 1 || s.doclen < 1 || s.docs > INT32_MAX || s.words > INT32_MAX)
+    throw OptionError("--synthetic: docs, words, topics and doclen must be positive (docs and words below 2^31)");
+  Problem p;
+  p.docs = s.docs;
+  p.words = s.words;
+  std::vector<std::vector<double>> phi_cdf(static_cast<std::size_t>(s.topics));
+  p.planted.resize(phi_cdf.size());
+  for (int k = 0; k < s.topics; ++k) {
+    RandomStream rs(seed, 0x70000000ULL + static_cast<std::uint64_t>(k));
+    auto& cdf = phi_cdf[static_cast<std::size_t>(k)];
+    cdf = dirichlet_cdf(rs, s.beta, s.words);
+    auto& phi = p.planted[static_cast<std::size_t>(k)];
+    phi.resize(cdf.size());
+    std::adjacent_difference(cdf.begin(), cdf.end(), phi.begin());
+  }
+  p.entries.reserve(static_cast<std::size_t>(s.docs * std::min<std::int64_t>(s.doclen, s.words)));
+  std::vector<std::int32_t> words;
+  for (std::int64_t d = 0; d < s.docs; ++d) {
+    RandomStream rs(seed, 0x100000000ULL + static_cast<std::uint64_t>(d));
+    const auto theta = dirichlet_cdf(rs, s.alpha, s.topics);
+    const std::int64_t length = std::max<std::int64_t>(1, s.doclen / 2 + static_cast<std::int64_t>(rs.below(
+                                                                              static_cast<std::uint64_t>(s.doclen + 1))));
+    words.clear();
+    for (std::int64_t n = 0; n < length; ++n) {
+      const std::int32_t k = draw(theta, rs.uniform());
+      words.push_back(draw(phi_cdf[static_cast<std::size_t>(k)], rs.uniform()));
+    }
+    append_document(p, static_cast<std::int32_t>(d), words);
+  }
+  p.source = fmt::format("synthetic corpus: {} documents, {} words, {} tokens from {} planted topics (alpha {}, beta {})",
+                         p.docs, p.words, p.tokens, s.topics, s.alpha, s.beta);
+  return p;
+}
+
+Problem load(const std::string& path) {
+  std::ifstream in = open(path);
+  std::string first;
+  std::getline(in, first);
+  chomp(first);
+  std::int64_t v[1];
+  std::size_t n = 0;
+  return integers(first, v, n) && n == 1 ? load_docword(path) : load_text(path);
+}
+
+Problem load_docword(const std::string& path) {
+  std::ifstream in = open(path);
+  std::string line;
+  std::int64_t lineno = 0;
+  std::int64_t header[3] = {0, 0, 0};
+  std::string records_line;
+  const char* what[3] = {"the number of documents", "the number of words", "the number of records"};
+  for (int h = 0; h < 3; ++h) {
+    if (!std::getline(in, line)) throw ParseError(path, lineno + 1, "", fmt::format("missing header line: {}", what[h]));
+    ++lineno;
+    chomp(line);
+    std::int64_t v[1];
+    std::size_t n = 0;
+    if (!integers(line, v, n) || n != 1 || v[0] < 0 || (h < 2 && v[0] > INT32_MAX))
+      throw ParseError(path, lineno, line, fmt::format("expected {} (a non-negative integer)", what[h]));
+    header[h] = v[0];
+    if (h == 2) records_line = line;
+  }
+  Problem p;
+  p.docs = header[0];
+  p.words = header[1];
+  std::int64_t records = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    chomp(line);
+    std::int64_t f[3];
+    std::size_t n = 0;
+    if (!integers(line, f, n)) throw ParseError(path, lineno, line, "expected 'doc word count' (three integers)");
+    if (n == 0) continue;  // blank line
+    if (n != 3) throw ParseError(path, lineno, line, "expected 'doc word count' (three integers)");
+    if (f[0] < 1 || f[0] > p.docs)
+      throw ParseError(path, lineno, line, fmt::format("document id {} is outside 1..{}", f[0], p.docs));
+    if (f[1] < 1 || f[1] > p.words)
+      throw ParseError(path, lineno, line, fmt::format("word id {} is outside 1..{}", f[1], p.words));
+    if (f[2] < 1 || f[2] > INT32_MAX)
+      throw ParseError(path, lineno, line, fmt::format("count {} is not a positive 32-bit integer", f[2]));
+    p.entries.push_back({static_cast<std::int32_t>(f[0] - 1), static_cast<std::int32_t>(f[1] - 1),
+                         static_cast<std::int32_t>(f[2])});
+    ++records;
+  }
+  if (records != header[2])
+    throw ParseError(path, 3, records_line,
+                     fmt::format("the header promises {} records but the file holds {}", header[2], records));
+  // Sorted by (doc, word) with repeated pairs summed: the order the serial program visits.
+  std::sort(p.entries.begin(), p.entries.end(),
+            [](const DocWord& a, const DocWord& b) { return a.doc != b.doc ? a.doc < b.doc : a.word < b.word; });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < p.entries.size(); ++i) {
+    if (out > 0 && p.entries[out - 1].doc == p.entries[i].doc && p.entries[out - 1].word == p.entries[i].word) {
+      const std::int64_t sum = std::int64_t{p.entries[out - 1].count} + p.entries[i].count;
+      if (sum > INT32_MAX)
+        throw ParseError(path, 3, records_line, fmt::format("document {} holds word {} more than 2^31 times",
+                                                            p.entries[i].doc + 1, p.entries[i].word + 1));
+      p.entries[out - 1].count = static_cast<std::int32_t>(sum);
+    } else {
+      p.entries[out++] = p.entries[i];
+    }
+  }
+  p.entries.resize(out);
+  for (const auto& e : p.entries) {
+    p.tokens += e.count;
+    p.max_count = std::max(p.max_count, e.count);
+  }
+  // UCI ships docword.NAME.txt with vocab.NAME.txt, one word per line.
+  const std::filesystem::path file(path);
+  const std::string name = file.filename().string();
+  if (name.rfind("docword.", 0) == 0) {
+    std::ifstream vocab(file.parent_path() / ("vocab." + name.substr(8)));
+    while (vocab && std::getline(vocab, line)) {
+      chomp(line);
+      p.vocabulary.push_back(line);
+    }
+  }
+  p.source = fmt::format("{}: {} documents, {} words, {} tokens{}", path, p.docs, p.words, p.tokens,
+                         p.vocabulary.empty() ? "" : " (with vocabulary)");
+  return p;
+}
+
+Problem load_text(const std::string& path) {
+  std::ifstream in = open(path);
+  // First pass over the lines: words (ids in order of first appearance) per line,
+  // and in how many lines each word occurs.
+  std::unordered_map<std::string, std::int32_t> id;
+  std::vector<std::string> names;
+  std::vector<std::int64_t> doc_freq;
+  std::vector<std::vector<std::int32_t>> lines;
+  std::string line, word;
+  std::int64_t lineno = 0;
+  const auto& stop = stop_words();
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find('\0') != std::string::npos)
+      throw ParseError(path, lineno, line, "a NUL byte: this is not a text file");
+    std::vector<std::int32_t>& ids = lines.emplace_back();
+    auto flush = [&] {
+      if (word.size() >= 3 && !stop.contains(word)) {
+        auto [it, fresh] = id.try_emplace(word, static_cast<std::int32_t>(names.size()));
+        if (fresh) {
+          names.push_back(word);
+          doc_freq.push_back(0);
+        }
+        ids.push_back(it->second);
+      }
+      word.clear();
+    };
+    for (const char ch : line) {
+      const auto c = static_cast<unsigned char>(ch);
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) word.push_back(static_cast<char>(c | 0x20));
+      else flush();
+    }
+    flush();
+    std::vector<std::int32_t> distinct = ids;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (const auto w : distinct) ++doc_freq[static_cast<std::size_t>(w)];
+  }
+  // Words of one document say nothing about co-occurrence: keep those of 2 or more.
+  std::vector<std::int32_t> kept(names.size(), -1);
+  Problem p;
+  for (std::size_t w = 0; w < names.size(); ++w)
+    if (doc_freq[w] >= 2) {
+      kept[w] = static_cast<std::int32_t>(p.vocabulary.size());
+      p.vocabulary.push_back(names[w]);
+    }
+  p.words = static_cast<std::int64_t>(p.vocabulary.size());
+  std::vector<std::int32_t> words;
+  for (const auto& ids : lines) {
+    words.clear();
+    for (const auto w : ids)
+      if (kept[static_cast<std::size_t>(w)] >= 0) words.push_back(kept[static_cast<std::size_t>(w)]);
+    if (words.empty()) continue;
+    append_document(p, static_cast<std::int32_t>(p.docs++), words);
+  }
+  if (p.tokens == 0)
+    throw IoError(fmt::format("{}: no line keeps a word (of 3 or more letters, not a stop word, in 2 or more lines)",
+                              path));
+  p.source = fmt::format("{}: {} documents (of {} lines), {} words, {} tokens", path, p.docs, lineno, p.words,
+                         p.tokens);
+  return p;
+}
+
+std::vector<std::vector<std::int64_t>> top_words(const std::vector<std::int32_t>& word_counts, std::int64_t words,
+                                                 int K, int n) {
+  std::vector<std::vector<std::int64_t>> top(static_cast<std::size_t>(K));
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(words));
+  for (int k = 0; k < K; ++k) {
+    std::iota(ids.begin(), ids.end(), 0);
+    auto count = [&](std::int64_t w) { return word_counts[static_cast<std::size_t>(w * K + k)]; };
+    const auto m = std::min<std::int64_t>(n, words);
+    std::partial_sort(ids.begin(), ids.begin() + m, ids.end(), [&](std::int64_t a, std::int64_t b) {
+      return count(a) != count(b) ? count(a) > count(b) : a < b;
+    });
+    for (std::int64_t i = 0; i < m && count(ids[static_cast<std::size_t>(i)]) > 0; ++i)
+      top[static_cast<std::size_t>(k)].push_back(ids[static_cast<std::size_t>(i)]);
+  }
+  return top;
+}
+
+double topic_recovery(const Problem& p, const std::vector<std::int32_t>& word_counts, int K, double beta) {
+  if (p.planted.empty()) return 0;
+  const auto V = static_cast<std::size_t>(p.words);
+  // Learned topics as dense unit vectors over words.
+  std::vector<double> learned(static_cast<std::size_t>(K) * V);
+  for (int k = 0; k < K; ++k) {
+    double* l = &learned[static_cast<std::size_t>(k) * V];
+    double norm = 0;
+    for (std::size_t w = 0; w < V; ++w) {
+      l[w] = word_counts[w * static_cast<std::size_t>(K) + static_cast<std::size_t>(k)] + beta;
+      norm += l[w] * l[w];
+    }
+    for (std::size_t w = 0; w < V; ++w) l[w] /= std::sqrt(norm);
+  }
+  double sum = 0;
+  for (const auto& phi : p.planted) {
+    double norm = 0;
+    for (const double x : phi) norm += x * x;
+    double best = 0;
+    for (int k = 0; k < K; ++k) {
+      const double* l = &learned[static_cast<std::size_t>(k) * V];
+      double dot = 0;
+      for (std::size_t w = 0; w < V; ++w) dot += phi[w] * l[w];
+      best = std::max(best, dot / std::sqrt(norm));
+    }
+    sum += best;
+  }
+  return sum / static_cast<double>(p.planted.size());
+}
+
+}  // namespace strata::apps::lda

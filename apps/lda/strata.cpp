@@ -1,0 +1,146 @@
+// LDA by collapsed Gibbs sampling on Strata: serial.cpp with its vectors made
+// DistArrays, its loops parallel_for and the topic totals written through a Buffer
+// (applied once per pass). Kept line for line alike with serial.cpp.
+#include "lda/strata.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace strata::apps::lda {
+
+namespace {
+
+// This rank's share of the tokens, each with its initial topic; DistArray::sparse
+// routes them to their owners.
+DistArray<std::int32_t, 3> token_array(Runtime& rt, const Problem& p, const Options& o) {
+  std::vector<Entry<std::int32_t, 3>> mine;
+  const auto n = static_cast<std::int64_t>(p.entries.size());
+  for (std::int64_t i = n * rt.rank() / rt.size(); i < n * (rt.rank() + 1) / rt.size(); ++i) {
+    const DocWord& e = p.entries[static_cast<std::size_t>(i)];
+    for (std::int32_t occ = 0; occ < e.count; ++occ) {
+      const Token t{e.doc, e.word, occ};
+      mine.push_back({t, initial_topic(o.seed, t, o.topics)});
+    }
+  }
+  return DistArray<std::int32_t, 3>::sparse(rt, {p.docs, p.words, p.max_count}, std::move(mine));
+}
+
+// The word's row as the pass began, less the token being sampled: in the
+// data-parallel variant the row is read-only and still counts the token's old topic.
+struct WithoutToken {
+  TopicRowView row;
+  std::int32_t own;  // the token's topic before this draw
+  std::int32_t count(std::int32_t k) const { return row.count(k) - (k == own); }
+  std::int32_t nonzeros() const { return row.nonzeros(); }
+  std::int32_t topic(std::int32_t i) const { return row.topic(i); }
+};
+
+}  // namespace
+
+StrataLda::StrataLda(Runtime& rt, const Problem& problem, const Options& options,
+                     std::optional<analysis::Strategy> plan)
+    : rt_(rt),
+      p_(problem),
+      o_(options),
+      data_parallel_(plan == analysis::Strategy::data_parallel),
+      z_(token_array(rt, problem, options)),
+      doc_topic_(DistArray<std::int32_t, 2>::zeros(rt, {problem.docs, topic_row_width(options.topics)})),
+      word_topic_(DistArray<std::int32_t, 2>::zeros(rt, {problem.words, topic_row_width(options.topics)})),
+      totals_(DistArray<std::int64_t, 1>::zeros(rt, {options.topics})),
+      inv_(DistArray<double, 2>::zeros(rt, {1, options.topics + 1})) {
+  z_.set_name("z");
+  doc_topic_.set_name("doc_topic");
+  word_topic_.set_name("word_topic");
+  totals_.set_name("topic_totals");
+  inv_.set_name("coefficients");
+  const int K = o_.topics;
+  // Every token starts with a topic drawn from its own counter, so each rank counts
+  // the rows it holds from the corpus, in corpus order like serial.cpp.
+  std::vector<std::int64_t> totals(static_cast<std::size_t>(K), 0);
+  for (const DocWord& e : p_.entries)
+    for (std::int32_t occ = 0; occ < e.count; ++occ) {
+      const Token t{e.doc, e.word, occ};
+      const std::int32_t k = initial_topic(o_.seed, t, K);
+      if (doc_topic_.is_local({e.doc, 0})) TopicRow(doc_topic_.row(e.doc), K).add(k);
+      if (word_topic_.is_local({e.word, 0})) TopicRow(word_topic_.row(e.word), K).add(k);
+      ++totals[static_cast<std::size_t>(k)];
+    }
+  for (std::int64_t k = 0; k < K; ++k)
+    if (totals_.is_local({k})) totals_.at({k}) = totals[static_cast<std::size_t>(k)];
+  totals_buf_ = std::make_unique<Buffer<std::int64_t, 1>>(totals_, apply::sum());
+  if (data_parallel_) word_buf_ = std::make_unique<Buffer<std::int32_t, 2>>(word_topic_, apply::sum());
+  else loop_.strategy = plan;
+  loop_.blocks_per_worker = o_.blocks_per_worker;
+  end_pass();
+}
+
+void StrataLda::pass() {
+  if (data_parallel_) return pass_data_parallel();
+  const CounterRng rng = pass_rng(o_.seed, ++passes_);
+  const int K = o_.topics;
+  plan_ = &loop(z_, [&](const Token& t, std::int32_t& z) {
+    TopicRow doc(doc_topic_.row(t[0]), K), word(word_topic_.row(t[1]), K);
+    const double* inv = inv_.read_row(0).data();
+    doc.remove(z);
+    word.remove(z);
+    totals_buf_->add({z}, -1);
+    z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
+    doc.add(z);
+    word.add(z);
+    totals_buf_->add({z}, 1);
+  }, loop_);
+  end_pass();
+}
+
+// The parameter-server variant (AD-LDA): word rows are read as the pass began and
+// their changes go through a sum Buffer, like the totals, so the only in-place
+// writes left are to document rows and the loop runs 1-D over documents. Within a
+// pass no worker sees another's changes to a word: the gap this opens against
+// serial Gibbs sampling is what the dependence-aware plan avoids.
+void StrataLda::pass_data_parallel() {
+  const CounterRng rng = pass_rng(o_.seed, ++passes_);
+  const int K = o_.topics;
+  plan_ = &loop(z_, [&](const Token& t, std::int32_t& z) {
+    TopicRow doc(doc_topic_.row(t[0]), K);
+    const WithoutToken word{TopicRowView(word_topic_.read_row(t[1]), K), z};
+    const double* inv = inv_.read_row(0).data();
+    doc.remove(z);
+    word_buf_->add({t[1], z}, -1);
+    totals_buf_->add({z}, -1);
+    z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
+    doc.add(z);
+    word_buf_->add({t[1], z}, 1);
+    totals_buf_->add({z}, 1);
+  }, loop_);
+  // The Buffer changed counts cell by cell: list each local row's topics again.
+  const IndexSet& mine = word_topic_.local_box()[0];
+  for (std::int64_t i = 0; i < mine.size() && !explaining_; ++i) TopicRow(word_topic_.row(mine.global(i)), K).rebuild();
+  end_pass();
+}
+
+// The totals changed only through the Buffer, applied when the loop ended; the
+// next pass samples with coefficients computed from them here.
+void StrataLda::end_pass() {
+  const auto inv = coefficients(totals_.gather(), o_, p_.words);
+  if (inv_.is_local({0, 0})) std::copy(inv.begin(), inv.end(), inv_.row(0).begin());
+}
+
+double StrataLda::loglik_per_token() {
+  const int K = o_.topics;
+  Accumulator<double> sum(rt_);
+  loop(z_, [&](const Token& t, std::int32_t) {
+    const TopicRowView doc(doc_topic_.read_row(t[0]), K), word(word_topic_.read_row(t[1]), K);
+    sum += std::log(token_likelihood(doc, word, inv_.read_row(0).data(), K, o_));
+  }, LoopOptions{});
+  return sum.take() / static_cast<double>(p_.tokens);
+}
+
+void StrataLda::explain() {
+  explaining_ = true;
+  pass();
+  loglik_per_token();
+  explaining_ = false;
+}
+
+}  // namespace strata::apps::lda

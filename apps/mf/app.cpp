@@ -1,0 +1,118 @@
+// `strata train mf` / `strata explain mf`: options, data, and which program runs.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "common/train_loop.hpp"
+#include "mf/serial.hpp"
+#include "mf/strata.hpp"
+#include "strata/io/checkpoint.hpp"
+
+namespace strata::apps {
+
+namespace {
+
+using mf::Fit;
+
+mf::Problem make_problem(const RunConfig& c) {
+  const double holdout = c.options.real("holdout", 0.0, 0.9);
+  if (!c.data_path.empty()) return mf::load(c.data_path, holdout, c.seed);
+  mf::SyntheticSpec s;
+  s.users = c.synthetic.integer("users", 1);
+  s.items = c.synthetic.integer("items", 1);
+  s.ratings = c.synthetic.integer("ratings", 1);
+  s.rank = static_cast<int>(c.synthetic.integer("rank", 1, 1000));
+  return mf::generate(s, holdout, c.seed);
+}
+
+mf::Options make_options(const RunConfig& c) {
+  mf::Options o;
+  o.rank = static_cast<int>(c.options.integer("rank", 1, mf::kMaxRank));
+  o.adagrad = c.options.choice("step", {"plain", "adagrad"}) == "adagrad";
+  o.lr = static_cast<float>(c.options.real("lr", 1e-9, 10));
+  o.reg = static_cast<float>(c.options.real("reg", 0, 10));
+  o.clock_every = c.options.integer("clock", 1);
+  o.shuffled = c.options.choice("order", {"key", "shuffled"}) == "shuffled";
+  o.seed = c.seed;
+  return o;
+}
+
+std::vector<Metric> metrics(const Fit& train, const Fit& test) {
+  return {{"loss", train.loss()}, {"train_rmse", train.rmse()}, {"test_rmse", test.rmse()}};
+}
+
+// W and H as DistArrays for save_checkpoint (the serial program's vectors too, so
+// both save in one format).
+void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H) {
+  save_checkpoint(W, std::filesystem::path(dir) / "W");
+  save_checkpoint(H, std::filesystem::path(dir) / "H");
+}
+
+DistArray<float, 2> as_array(Runtime& rt, const std::vector<float>& v, std::int64_t rows, int K) {
+  return DistArray<float, 2>::generate(rt, {rows, K}, [&](const Index<2>& i) {
+    return v[static_cast<std::size_t>(i[0] * K + i[1])];
+  });
+}
+
+void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  const mf::Problem p = make_problem(c);
+  const mf::Options o = make_options(c);
+  info(fmt::format("{}; {} training, {} held out; rank {}, {} step, lr {}, reg {}", p.source, p.train.size(),
+                   p.test.size(), o.rank, o.adagrad ? "AdaGrad" : "plain", o.lr, o.reg));
+  const auto items = static_cast<std::int64_t>(p.train.size());
+  if (c.serial) {
+    if (rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
+    mf::SerialMf m(p, o);
+    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit(p.train), m.fit(p.test)); });
+    if (!c.save_dir.empty()) {
+      auto W = as_array(rt, m.W(), p.users, o.rank), H = as_array(rt, m.H(), p.items, o.rank);
+      save(c.save_dir, W, H);
+    }
+    return;
+  }
+  mf::StrataMf m(rt, p, o, c.plan);
+  bool first = true;
+  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
+    if (first) {
+      const auto& plan = m.plan();
+      info(fmt::format("plan: {} on {} worker(s), imbalance {:.2f}", analysis::to_string(plan.choice.strategy),
+                       plan.workers, plan.imbalance));
+      first = false;
+    }
+    return metrics(m.fit_train(), m.fit_test());
+  });
+  if (!c.save_dir.empty()) save(c.save_dir, m.W(), m.H());
+}
+
+void explain(Runtime& rt, const RunConfig& c) {
+  const mf::Problem p = make_problem(c);
+  mf::StrataMf m(rt, p, make_options(c), c.plan);
+  m.explain();
+}
+
+}  // namespace
+
+App mf_app() {
+  App a;
+  a.name = "mf";
+  a.summary = "matrix factorisation by SGD (squared loss + L2); expected plan: 2-D rotation";
+  a.unit = "ratings";
+  a.synthetic_keys = Settings("--synthetic ");
+  a.synthetic_keys.declare("users", "50000", "users")
+      .declare("items", "5000", "items")
+      .declare("ratings", "1000000", "ratings (distinct user-item pairs)")
+      .declare("rank", "5", "rank of the planted model");
+  a.options.declare("rank", "64", "factors per user and item (K)")
+      .declare("step", "plain", "plain | adagrad")
+      .declare("lr", "0.005", "step size (AdaGrad: base rate)")
+      .declare("reg", "0.02", "L2 weight")
+      .declare("holdout", "0.1", "fraction of ratings held out for test RMSE")
+      .declare("order", "key", "key | shuffled: order of ratings inside a block (Strata)")
+      .declare("clock", "1000", "data-parallel plan: iterations per worker between BSP clocks");
+  a.train = train;
+  a.explain = explain;
+  return a;
+}
+
+}  // namespace strata::apps

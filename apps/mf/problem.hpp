@@ -1,0 +1,52 @@
+// Matrix factorisation's data, shared by the serial program and its Strata twin:
+// ratings split into training and held-out sets, a generator with a planted
+// low-rank model, a loader for "user item rating" files, and the quality measures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::apps::mf {
+
+struct Rating {
+  std::int64_t user = 0, item = 0;
+  float value = 0;
+};
+
+struct Problem {
+  std::int64_t users = 0, items = 0;
+  std::vector<Rating> train;  ///< in the order the serial program visits them
+  std::vector<Rating> test;   ///< held out: never trained on
+  std::string source;         ///< one line: where the ratings came from
+};
+
+/// What --synthetic takes.
+struct SyntheticSpec {
+  std::int64_t users = 50'000, items = 5'000, ratings = 1'000'000;
+  int rank = 5;  ///< rank of the planted model
+};
+
+/// Ratings of a planted model r = 3.5 + b_user + b_item + <p_user, q_item> + noise
+/// (rank `spec.rank`), rounded to half stars in [0.5, 5]; distinct (user, item)
+/// pairs, item popularity Zipf(0.8) with popular items scattered over the ids.
+/// Every rank generates the same ratings from the seed. A fraction `holdout` of
+/// them, chosen by a hash of the pair, is held out.
+Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
+
+/// "user item rating" lines (whitespace- or comma-separated; '#' comments and
+/// blank lines skipped; a header line of words is skipped). Ids may be any
+/// non-negative integers: they are renumbered densely in increasing order. The
+/// training set is shuffled with the seed. ParseError names the file and line.
+Problem load(const std::string& path, double holdout, std::uint64_t seed);
+
+/// The objective SGD minimises, per training rating:
+/// (r - <w_u, h_i>)^2 + reg (|w_u|^2 + |h_i|^2), and the plain squared error.
+struct Fit {
+  double objective = 0, squared_error = 0;
+  std::int64_t count = 0;
+  double rmse() const;
+  double loss() const;  ///< objective / count
+};
+
+}  // namespace strata::apps::mf

@@ -1,0 +1,51 @@
+// Matrix factorisation by SGD, serial. strata.cpp is this file moved to Strata;
+// the two are kept line for line alike so their diff shows what the move costs.
+#include "mf/serial.hpp"
+
+namespace strata::apps::mf {
+
+namespace {
+
+std::vector<float> initial_factors(std::int64_t rows, int K, std::uint64_t seed) {
+  std::vector<float> f(static_cast<std::size_t>(rows * K));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (int k = 0; k < K; ++k) f[static_cast<std::size_t>(r * K + k)] = initial_factor(seed, r, K, k);
+  return f;
+}
+
+}  // namespace
+
+SerialMf::SerialMf(const Problem& problem, const Options& options)
+    : p_(problem),
+      o_(options),
+      W_(initial_factors(problem.users, options.rank, user_seed(options.seed))),
+      H_(initial_factors(problem.items, options.rank, item_seed(options.seed))),
+      GW_(options.adagrad ? W_.size() : 0, 0.0f),
+      GH_(options.adagrad ? H_.size() : 0, 0.0f) {}
+
+void SerialMf::pass() { pass(p_.train); }
+
+void SerialMf::pass(const std::vector<Rating>& order) {
+  const int K = o_.rank;
+  for (const Rating& x : order) {
+    const auto u = static_cast<std::size_t>(x.user * K), i = static_cast<std::size_t>(x.item * K);
+    float* w = &W_[u];
+    float* h = &H_[i];
+    if (o_.adagrad) adagrad_step(w, h, &GW_[u], &GH_[i], K, x.value, o_);
+    else plain_step(w, h, K, x.value, o_);
+  }
+}
+
+Fit SerialMf::fit(const std::vector<Rating>& ratings) const {
+  const int K = o_.rank;
+  Fit f;
+  for (const Rating& x : ratings) {
+    const float* w = &W_[static_cast<std::size_t>(x.user * K)];
+    const float* h = &H_[static_cast<std::size_t>(x.item * K)];
+    measure(w, h, K, x.value, o_.reg, f.objective, f.squared_error);
+  }
+  f.count = static_cast<std::int64_t>(ratings.size());
+  return f;
+}
+
+}  // namespace strata::apps::mf

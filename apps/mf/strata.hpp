@@ -1,0 +1,59 @@
+// Matrix factorisation on Strata: serial.cpp's program over DistArrays.
+#pragma once
+
+#include <memory>
+#include <source_location>
+#include <optional>
+#include <vector>
+
+#include "mf/model.hpp"
+#include "mf/problem.hpp"
+#include "strata/buffer.hpp"
+#include "strata/loop/parallel_for.hpp"
+
+namespace strata::apps::mf {
+
+class StrataMf {
+ public:
+  /// `plan`: nullopt lets the planner choose (a 2-D rotation); data_parallel runs the
+  /// parameter-server variant (item factors through Buffers, BSP clocks every
+  /// options.clock_every iterations); any other strategy is forced on the loop.
+  StrataMf(Runtime& rt, const Problem& problem, const Options& options,
+           std::optional<analysis::Strategy> plan = std::nullopt);
+  /// One SGD pass over the training ratings (collective).
+  void pass();
+  Fit fit_train() { return fit(R_); }
+  Fit fit_test() { return fit(T_); }
+  /// Plans every loop without running it and prints the plans (rank 0).
+  void explain();
+  /// The training loop's plan (after the first pass).
+  const loop::Plan& plan() const { return *plan_; }
+  /// The serial order the last pass equals (collective).
+  std::vector<Rating> equivalent_order() const;
+  DistArray<float, 2>& W() { return W_; }
+  DistArray<float, 2>& H() { return H_; }
+
+ private:
+  Fit fit(DistArray<float, 2>& ratings);
+  void pass_data_parallel();
+  /// parallel_for, or when explaining only its planning (printed).
+  template <class Body>
+  const loop::Plan& loop(DistArray<float, 2>& space, Body&& body, const LoopOptions& options,
+                         std::source_location where = std::source_location::current()) {
+    if (!explaining_) return parallel_for(space, body, options, where);
+    LoopOptions o = options;
+    o.explain = true;
+    return plan_loop(space, body, o, where);
+  }
+
+  Runtime& rt_;
+  const Problem& p_;
+  Options o_;
+  LoopOptions loop_;
+  bool data_parallel_ = false, explaining_ = false;
+  DistArray<float, 2> R_, T_, W_, H_, GW_, GH_;
+  std::unique_ptr<Buffer<float, 2>> hbuf_, ghbuf_;  // data-parallel variant only
+  const loop::Plan* plan_ = nullptr;
+};
+
+}  // namespace strata::apps::mf

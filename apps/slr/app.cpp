@@ -1,0 +1,106 @@
+// `strata train slr` / `strata explain slr`: options, data, and which program runs.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "common/train_loop.hpp"
+#include "slr/serial.hpp"
+#include "slr/strata.hpp"
+#include "strata/io/checkpoint.hpp"
+
+namespace strata::apps {
+
+namespace {
+
+slr::Problem make_problem(const RunConfig& c) {
+  const double holdout = c.options.real("holdout", 0.0, 0.9);
+  if (!c.data_path.empty()) return slr::load_libsvm(c.data_path, holdout, c.seed);
+  slr::SyntheticSpec s;
+  s.samples = c.synthetic.integer("samples", 1);
+  s.features = c.synthetic.integer("features", 1, INT32_MAX);
+  s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
+  return slr::generate(s, holdout, c.seed);
+}
+
+slr::Options make_options(const RunConfig& c) {
+  slr::Options o;
+  o.adarevision = c.options.choice("step", {"plain", "adarevision"}) == "adarevision";
+  o.lr = static_cast<float>(c.options.real("lr", 1e-9, 100));
+  o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
+  o.clock_every = c.options.integer("clock", 0);
+  return o;
+}
+
+std::vector<Metric> metrics(const slr::Fit& train, const slr::Fit& test) {
+  return {{"loss", train.loss()}, {"accuracy", train.accuracy()}, {"test_loss", test.loss()},
+          {"test_accuracy", test.accuracy()}};
+}
+
+LoopOptions loop_options(const RunConfig& c) {
+  LoopOptions l;
+  if (c.plan && *c.plan != analysis::Strategy::data_parallel)
+    throw OptionError(fmt::format("--plan {}: slr writes its weights through a Buffer, so its loop is data-parallel "
+                                  "(use --plan auto or data_parallel)", analysis::to_string(*c.plan)));
+  l.strategy = c.plan;
+  return l;
+}
+
+void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  const slr::Problem p = make_problem(c);
+  const slr::Options o = make_options(c);
+  info(fmt::format("{}; {} training, {} held out; {} step, lr {}, staleness {}, clock every {} iterations", p.source,
+                   p.train.size(), p.test.size(), o.adarevision ? "AdaRevision" : "plain", o.lr, o.staleness,
+                   o.clock_every));
+  const auto items = static_cast<std::int64_t>(p.train.size());
+  const std::filesystem::path dir = c.save_dir;
+  if (c.serial) {
+    if (rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
+    slr::SerialSlr m(p, o);
+    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit(p.train), m.fit(p.test)); });
+    if (!c.save_dir.empty())
+      save_checkpoint(DistArray<float, 1>::generate(rt, {p.features}, [&](const Index<1>& i) {
+                        return m.w()[static_cast<std::size_t>(i[0])];
+                      }), dir / "w");
+    return;
+  }
+  slr::StrataSlr m(rt, p, o, loop_options(c));
+  bool first = true;
+  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
+    if (first) {
+      info(fmt::format("plan: {} on {} worker(s)", analysis::to_string(m.plan().choice.strategy), m.plan().workers));
+      first = false;
+    }
+    return metrics(m.fit_train(), m.fit_test());
+  });
+  if (!c.save_dir.empty()) save_checkpoint(m.w(), dir / "w");
+}
+
+void explain(Runtime& rt, const RunConfig& c) {
+  const slr::Problem p = make_problem(c);
+  slr::StrataSlr m(rt, p, make_options(c), loop_options(c));
+  m.explain();
+}
+
+}  // namespace
+
+App slr_app() {
+  App a;
+  a.name = "slr";
+  a.summary = "sparse logistic regression by SGD, weights through a Buffer; expected plan: data-parallel 1-D";
+  a.unit = "samples";
+  a.synthetic_keys = Settings("--synthetic ");
+  a.synthetic_keys.declare("samples", "100000", "samples")
+      .declare("features", "100000", "features")
+      .declare("nnz", "50", "non-zeros per sample (about)");
+  a.options.declare("step", "adarevision", "adarevision | plain")
+      .declare("lr", "0.1", "step size (AdaRevision: base rate)")
+      .declare("staleness", "0", "SSP staleness bound (0: BSP)")
+      .declare("clock", "1000", "iterations per worker between clocks (0: one clock per pass)")
+      .declare("holdout", "0.1", "fraction of samples held out");
+  a.train = train;
+  a.explain = explain;
+  return a;
+}
+
+}  // namespace strata::apps

@@ -1,0 +1,61 @@
+// Sparse logistic regression's data, shared by the serial program and its Strata
+// twin: samples as runs of (feature, value) pairs with a 0/1 label, a generator
+// from a planted logistic model, a LIBSVM loader, and the quality measures.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::apps::slr {
+
+/// One sample: features[begin, begin + nnz) of the problem, and its label.
+struct Sample {
+  std::int64_t begin = 0;
+  std::int32_t nnz = 0;
+  float label = 0;  ///< 0 or 1
+};
+
+struct Problem {
+  std::int64_t features = 0;
+  std::vector<Sample> train, test;
+  std::vector<std::int32_t> feature;  ///< feature ids of all samples
+  std::vector<float> value;           ///< their values
+  std::string source;
+};
+
+struct SyntheticSpec {
+  std::int64_t samples = 100'000, features = 100'000;
+  int nnz = 50;  ///< non-zeros per sample, about (nnz-10 .. nnz+10)
+};
+
+/// Sample i has about spec.nnz binary features drawn log-uniformly from [0, F) (a
+/// power law: feature f is seen with frequency about 1/(f+1)); its label is drawn
+/// from a logistic model with standard-normal weights. Every rank generates the
+/// same data. A fraction `holdout` of the samples (by a hash of the index) is held out.
+Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
+
+/// LIBSVM lines "label index:value ..." (1-based indices, increasing; labels
+/// +1/1 or -1/0; '#' comments). ParseError names the file and line.
+Problem load_libsvm(const std::string& path, double holdout, std::uint64_t seed);
+
+inline float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+
+/// Log-loss and accuracy over a set of samples.
+struct Fit {
+  double log_loss = 0;
+  std::int64_t correct = 0, count = 0;
+  double loss() const { return count ? log_loss / static_cast<double>(count) : 0.0; }
+  double accuracy() const { return count ? static_cast<double>(correct) / static_cast<double>(count) : 0.0; }
+};
+
+/// One sample's share of Fit: p is the predicted probability of label 1.
+inline void measure(float p, float label, double& log_loss, std::int64_t& correct) {
+  const double q = std::min(std::max(static_cast<double>(p), 1e-7), 1 - 1e-7);
+  log_loss += label > 0.5f ? -std::log(q) : -std::log(1 - q);
+  correct += (p >= 0.5f) == (label > 0.5f);
+}
+
+}  // namespace strata::apps::slr

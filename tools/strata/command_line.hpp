@@ -1,0 +1,39 @@
+// What `strata` was asked to do, parsed before MPI starts so a bad option costs one
+// line and no job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/app.hpp"
+
+namespace strata::cli {
+
+struct TrainCommand {
+  const apps::App* app = nullptr;
+  apps::RunConfig config;
+  std::string metrics_path, plot_path;  ///< --metrics, --plot (empty: none)
+  bool explain_only = false;            ///< `strata explain`
+};
+
+struct PlotCommand {
+  std::vector<std::string> inputs;  ///< metrics CSV files
+  std::string output;               ///< -o
+  std::string metric = "loss";      ///< --metric
+};
+
+struct CommandLine {
+  enum class Verb { help, train, explain, plot } verb = Verb::help;
+  TrainCommand train;
+  PlotCommand plot;
+  int threads = 0;                       ///< --threads (0: the runtime's default)
+  std::vector<std::string> runtime_args;  ///< --strata-* options, passed to the Runtime
+};
+
+/// Parses argv (without the program name). Throws OptionError naming the option.
+CommandLine parse_command_line(const std::vector<std::string>& args);
+
+/// `strata --help`: the verbs, the common options and every app's options.
+std::string usage();
+
+}  // namespace strata::cli

@@ -1,0 +1,173 @@
+// The `strata` command: train an app, explain its plans, plot metrics files.
+//
+//   strata train mf --synthetic users=50000,items=5000,ratings=1000000 --epochs 10 --plot mf.svg
+//   mpirun -np 2 strata train mf --data ratings.txt --threads 1 --metrics mf.csv
+//   strata explain lda --synthetic docs=1000
+//   strata plot a.csv b.csv -o both.svg
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command_line.hpp"
+#include "metrics_file.hpp"
+#include "progress.hpp"
+#include "strata/error.hpp"
+#include "svg_plot.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+std::string run_label(const TrainCommand& t, const Runtime& rt) {
+  if (t.config.serial) return t.app->name + " serial";
+  const std::string plan = t.config.plan ? analysis::to_string(*t.config.plan) : "auto";
+  return fmt::format("{} strata {} {}x{}", t.app->name, plan, rt.size(), rt.threads());
+}
+
+MetricsTable metrics_table(const TrainCommand& t, const Runtime& rt, const std::vector<apps::PassReport>& passes) {
+  MetricsTable m;
+  m.meta["app"] = t.app->name;
+  m.meta["label"] = run_label(t, rt);
+  m.meta["seed"] = std::to_string(t.config.seed);
+  m.meta["data"] = t.config.data_path.empty() ? "synthetic:" + t.config.synthetic.describe() : t.config.data_path;
+  m.meta["options"] = t.config.options.describe();
+  m.meta["ranks"] = std::to_string(rt.size());
+  m.meta["threads"] = std::to_string(rt.threads());
+  m.columns = standard_metrics_columns();
+  if (!passes.empty())
+    for (const auto& x : passes.front().metrics) m.columns.push_back(x.name);
+  double elapsed = 0;
+  for (const auto& r : passes) {
+    elapsed += r.seconds;
+    std::vector<double> row{static_cast<double>(r.pass), r.seconds, elapsed, static_cast<double>(r.items),
+                            r.seconds > 0 ? static_cast<double>(r.items) / r.seconds : 0.0};
+    for (const auto& x : r.metrics) row.push_back(x.value);
+    m.rows.push_back(std::move(row));
+  }
+  return m;
+}
+
+// A bar redrawn in place on a terminal; plain lines otherwise. Open MPI hands ranks
+// a pseudo-terminal even when mpirun's output goes to a file, so under mpirun the
+// bar needs STRATA_PROGRESS=bar (and =lines forces lines anywhere).
+bool draw_bar() {
+  if (const char* p = std::getenv("STRATA_PROGRESS")) return std::string(p) == "bar";
+  return isatty(fileno(stdout)) != 0 && !std::getenv("OMPI_COMM_WORLD_SIZE");
+}
+
+Series series_of(const MetricsTable& m, const std::string& metric, const std::string& fallback_label) {
+  Series s;
+  s.label = m.meta.count("label") ? m.meta.at("label") : fallback_label;
+  s.pass = m.column("pass");
+  s.seconds = m.column("elapsed");
+  s.value = m.column(metric);
+  return s;
+}
+
+int train(Runtime& rt, const TrainCommand& t) {
+  const bool lead = rt.rank() == 0;
+  if (t.explain_only) {
+    t.app->explain(rt, t.config);
+    return 0;
+  }
+  std::vector<apps::PassReport> passes;
+  std::unique_ptr<Progress> progress;
+  auto info = [&](const std::string& line) {
+    if (lead) std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  auto report = [&](const apps::PassReport& r) {
+    passes.push_back(r);
+    if (!lead) return;
+    if (!progress) progress = std::make_unique<Progress>(stdout, draw_bar(), t.config.epochs, " " + t.app->unit);
+    progress->update(r);
+  };
+  if (lead)
+    std::printf("strata train %s: %s, %d rank(s) x %d thread(s), %d passes, seed %llu\n", t.app->name.c_str(),
+                t.config.serial ? "serial program" : "Strata", rt.size(), rt.threads(), t.config.epochs,
+                static_cast<unsigned long long>(t.config.seed));
+  t.app->train(rt, t.config, info, report);
+  if (!lead) return 0;
+  if (progress) progress->finish();
+  std::printf("\n%s", pass_table(passes, t.app->unit).c_str());
+  const MetricsTable table = metrics_table(t, rt, passes);
+  if (!t.metrics_path.empty()) {
+    write_metrics_csv(t.metrics_path, table);
+    std::printf("metrics: %s\n", t.metrics_path.c_str());
+  }
+  if (!t.plot_path.empty()) {
+    write_convergence_svg(t.plot_path, fmt::format("{} ({})", t.app->name, table.meta.at("data")), "loss",
+                          {series_of(table, "loss", run_label(t, rt))});
+    std::printf("plot: %s\n", t.plot_path.c_str());
+  }
+  if (!t.config.save_dir.empty()) std::printf("model: %s\n", t.config.save_dir.c_str());
+  return 0;
+}
+
+int plot(const PlotCommand& p) {
+  std::vector<Series> all;
+  for (const auto& path : p.inputs) all.push_back(series_of(read_metrics_csv(path), p.metric, path));
+  write_convergence_svg(p.output, p.metric, p.metric, all);
+  std::printf("plot: %s (%zu run(s))\n", p.output.c_str(), all.size());
+  return 0;
+}
+
+// Rank of this process before MPI starts (Open MPI sets it), so errors found while
+// parsing options are printed once, not once per rank.
+bool lead_process() {
+  const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+  return !r || std::string(r) == "0";
+}
+
+}  // namespace
+
+}  // namespace strata::cli
+
+int main(int argc, char** argv) {
+  using namespace strata;
+  cli::CommandLine cl;
+  try {
+    cl = cli::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const Error& e) {
+    if (cli::lead_process()) std::fprintf(stderr, "strata: %s\n", e.what());
+    return 2;
+  }
+  if (cl.verb == cli::CommandLine::Verb::help) {
+    if (cli::lead_process()) std::printf("%s", cli::usage().c_str());
+    return 0;
+  }
+  try {
+    if (cl.verb == cli::CommandLine::Verb::plot) return cli::plot(cl.plot);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "strata: %s\n", e.what());
+    return 1;
+  }
+  // The runtime sees --threads as --strata-threads, so it wins over STRATA_THREADS.
+  std::vector<std::string> rt_args{"strata"};
+  if (cl.threads > 0) rt_args.push_back("--strata-threads=" + std::to_string(cl.threads));
+  rt_args.insert(rt_args.end(), cl.runtime_args.begin(), cl.runtime_args.end());
+  std::vector<char*> rt_argv;
+  for (auto& a : rt_args) rt_argv.push_back(a.data());
+  rt_argv.push_back(nullptr);
+  int rt_argc = static_cast<int>(rt_args.size());
+  try {
+    Runtime rt(rt_argc, rt_argv.data());
+    try {
+      return cli::train(rt, cl.train);
+    } catch (const Error& e) {
+      // Errors in the data or options are found by every rank alike: one line.
+      const bool shared = dynamic_cast<const OptionError*>(&e) || dynamic_cast<const ParseError*>(&e) ||
+                          dynamic_cast<const IoError*>(&e);
+      if (rt.rank() == 0 || !shared) std::fprintf(stderr, "strata: %s\n", e.what());
+      return 1;
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "strata: %s\n", e.what());
+    return 1;
+  }
+}
