@@ -68,11 +68,13 @@ std::string summary(const lda::Problem& p, const lda::Options& o, const std::vec
   for (std::size_t i = 0; i < counts.size(); ++i) size[i % static_cast<std::size_t>(K)] += counts[i];
   std::vector<int> order(static_cast<std::size_t>(K));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return size[static_cast<std::size_t>(a)] > size[static_cast<std::size_t>(b)]; });
+  auto tokens_of = [&](int k) { return size[static_cast<std::size_t>(k)]; };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return tokens_of(a) > tokens_of(b); });
   const auto top = lda::top_words(counts, p.words, K, n);
   out += fmt::format("top {} words per topic (share of tokens):", n);
   for (const int k : order) {
-    out += fmt::format("\n  topic {:>3} ({:4.1f} %):", k, 100.0 * static_cast<double>(size[static_cast<std::size_t>(k)]) / static_cast<double>(std::max<std::int64_t>(1, p.tokens)));
+    const double share = static_cast<double>(tokens_of(k)) / static_cast<double>(std::max<std::int64_t>(1, p.tokens));
+    out += fmt::format("\n  topic {:>3} ({:4.1f} %):", k, 100.0 * share);
     for (const auto w : top[static_cast<std::size_t>(k)]) out += " " + p.word_name(w);
   }
   return out;
@@ -123,12 +125,12 @@ std::string dimension_name(int d) {
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  if (c.serial && rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
   const lda::Problem p = make_problem(c);
   const lda::Options o = make_options(c);
   const int top = static_cast<int>(c.options.integer("top-words", 0, 1000));
   info(fmt::format("{}; {} topics, alpha {}, beta {}; SparseLDA sampler", p.source, o.topics, o.alpha, o.beta));
   if (c.serial) {
-    if (rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
     lda::SerialLda m(p, o);
     run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] { return metrics(m.loglik_per_token()); });
     info(summary(p, o, m.word_topic(), top));

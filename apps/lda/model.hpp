@@ -10,8 +10,8 @@
 //   r = sum_{n_dk > 0}   n_dk beta            / (beta V + n_k)   document, O(topics of d)
 //   q = sum_{n_wk > 0}   n_wk (alpha + n_dk)  / (beta V + n_k)   word, O(topics of w)
 // With the topic rows' non-zero lists (topic_row.hpp) a draw costs O(topics of d +
-// topics of w). The coefficients 1/(beta V + n_k) and s come from the topic totals;
-// Coefficients holds them, K + 1 doubles: inv[k] for each topic, then s.
+// topics of w). All the totals n_k contribute is the coefficients 1/(beta V + n_k)
+// and s: coefficients() computes them as K + 1 doubles, inv[k] for each topic, then s.
 #pragma once
 
 #include <cstdint>
@@ -123,7 +123,8 @@ double token_likelihood(const DocRow& doc, const WordRow& word, const double* in
   std::int64_t length = 0;
   for (std::int32_t i = 0; i < doc.nonzeros(); ++i) length += doc.count(doc.topic(i));
   const double a = sum_over_nonzeros(doc, [&](std::int32_t k) { return doc.count(k) * inv[k]; });
-  const double b = sum_over_nonzeros(word, [&](std::int32_t k) { return word.count(k) * (o.alpha + doc.count(k)) * inv[k]; });
+  const double b =
+      sum_over_nonzeros(word, [&](std::int32_t k) { return word.count(k) * (o.alpha + doc.count(k)) * inv[k]; });
   return (o.beta * a + b + inv[K]) / (static_cast<double>(length) + K * o.alpha);
 }
 

@@ -1,6 +1,7 @@
 // LDA by collapsed Gibbs sampling on Strata: serial.cpp with its vectors made
 // DistArrays, its loops parallel_for and the topic totals written through a Buffer
-// (applied once per pass). Kept line for line alike with serial.cpp.
+// (applied once per pass). Kept line for line alike with serial.cpp; the
+// data-parallel variant is in data_parallel.cpp.
 #include "lda/strata.hpp"
 
 #include <algorithm>
@@ -25,16 +26,6 @@ DistArray<std::int32_t, 3> token_array(Runtime& rt, const Problem& p, const Opti
   }
   return DistArray<std::int32_t, 3>::sparse(rt, {p.docs, p.words, p.max_count}, std::move(mine));
 }
-
-// The word's row as the pass began, less the token being sampled: in the
-// data-parallel variant the row is read-only and still counts the token's old topic.
-struct WithoutToken {
-  TopicRowView row;
-  std::int32_t own;  // the token's topic before this draw
-  std::int32_t count(std::int32_t k) const { return row.count(k) - (k == own); }
-  std::int32_t nonzeros() const { return row.nonzeros(); }
-  std::int32_t topic(std::int32_t i) const { return row.topic(i); }
-};
 
 }  // namespace
 
@@ -90,32 +81,6 @@ void StrataLda::pass() {
     word.add(z);
     totals_buf_->add({z}, 1);
   }, loop_);
-  end_pass();
-}
-
-// The parameter-server variant (AD-LDA): word rows are read as the pass began and
-// their changes go through a sum Buffer, like the totals, so the only in-place
-// writes left are to document rows and the loop runs 1-D over documents. Within a
-// pass no worker sees another's changes to a word: the gap this opens against
-// serial Gibbs sampling is what the dependence-aware plan avoids.
-void StrataLda::pass_data_parallel() {
-  const CounterRng rng = pass_rng(o_.seed, ++passes_);
-  const int K = o_.topics;
-  plan_ = &loop(z_, [&](const Token& t, std::int32_t& z) {
-    TopicRow doc(doc_topic_.row(t[0]), K);
-    const WithoutToken word{TopicRowView(word_topic_.read_row(t[1]), K), z};
-    const double* inv = inv_.read_row(0).data();
-    doc.remove(z);
-    word_buf_->add({t[1], z}, -1);
-    totals_buf_->add({z}, -1);
-    z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
-    doc.add(z);
-    word_buf_->add({t[1], z}, 1);
-    totals_buf_->add({z}, 1);
-  }, loop_);
-  // The Buffer changed counts cell by cell: list each local row's topics again.
-  const IndexSet& mine = word_topic_.local_box()[0];
-  for (std::int64_t i = 0; i < mine.size() && !explaining_; ++i) TopicRow(word_topic_.row(mine.global(i)), K).rebuild();
   end_pass();
 }
 

@@ -38,7 +38,7 @@ class StrataLda {
   DistArray<std::int64_t, 1>& totals() { return totals_; }          ///< tokens per topic
 
  private:
-  void pass_data_parallel();
+  void pass_data_parallel();  // data_parallel.cpp
   void end_pass();
   /// parallel_for, or when explaining only its planning (printed).
   template <class Body>

@@ -56,7 +56,8 @@ Model model_of(const lda::SerialLda& m) { return {m.doc_topic(), m.word_topic(),
 // match their counts.
 void expect_consistent(const lda::Problem& p, int K, const Model& g) {
   const auto W = static_cast<std::size_t>(lda::topic_row_width(K));
-  std::vector<std::int32_t> docs(static_cast<std::size_t>(p.docs) * W, 0), words(static_cast<std::size_t>(p.words) * W, 0);
+  std::vector<std::int32_t> docs(static_cast<std::size_t>(p.docs) * W, 0);
+  std::vector<std::int32_t> words(static_cast<std::size_t>(p.words) * W, 0);
   std::vector<std::int64_t> totals(static_cast<std::size_t>(K), 0);
   ASSERT_EQ(static_cast<std::int64_t>(g.topics.size()), p.tokens);
   std::size_t n = 0;
@@ -73,7 +74,8 @@ void expect_consistent(const lda::Problem& p, int K, const Model& g) {
     for (std::size_t i = 0; i < got.size() / W; ++i) {
       const lda::TopicRowView row(std::span(&got[i * W], W), K);
       ASSERT_TRUE(row.well_formed()) << what << " row " << i;
-      for (int k = 0; k < K; ++k) ASSERT_EQ(row.count(k), want[i * W + static_cast<std::size_t>(k)]) << what << " row " << i;
+      for (int k = 0; k < K; ++k)
+        ASSERT_EQ(row.count(k), want[i * W + static_cast<std::size_t>(k)]) << what << " row " << i;
     }
   };
   check_rows(g.doc_topic, docs, "document");
@@ -172,7 +174,7 @@ TEST(Lda, RecoversPlantedTopics) {
   const auto rows = m.word_topic().gather();
   std::vector<std::int32_t> counts;
   for (std::size_t i = 0; i < rows.size(); i += static_cast<std::size_t>(lda::topic_row_width(5)))
-    counts.insert(counts.end(), rows.begin() + static_cast<std::ptrdiff_t>(i), rows.begin() + static_cast<std::ptrdiff_t>(i) + 5);
+    counts.insert(counts.end(), &rows[i], &rows[i] + 5);
   EXPECT_GT(lda::topic_recovery(p, counts, 5, 0.01), 0.8);
 }
 
@@ -197,8 +199,9 @@ TEST(Lda, LoadsDocwordAndText) {
   EXPECT_EQ(d.max_count, 4);
   EXPECT_EQ(d.word_name(1), "banana");
 
-  const auto t = lda::load(write(dir, "text.txt",
-                                 "The cat sat on the mat.\nA CAT and a dog!\nDogs, cats; the dog's bone\nunique words only\n"));
+  const auto t = lda::load(
+      write(dir, "text.txt",
+            "The cat sat on the mat.\nA CAT and a dog!\nDogs, cats; the dog's bone\nunique words only\n"));
   // "cat" and "dog" are in two lines each; "sat", "mat", "dogs", ... in one; "the",
   // "and" are stop words; "on", "a", "s" are short. The fourth line keeps nothing.
   EXPECT_EQ(t.vocabulary, (std::vector<std::string>{"cat", "dog"}));
@@ -276,6 +279,23 @@ TEST(Lda, TrainReportsEveryPassAndSavesTheModel) {
     EXPECT_EQ(sum, total);
     EXPECT_EQ(total, reports[0].items);
   }
+}
+
+// `strata explain lda` prints the plan of both loops: the sampler's 2-D plan and
+// the likelihood's 1-D one.
+TEST(Lda, ExplainPrintsThePlanOfEachLoop) {
+  const App& app = find_app("lda");
+  RunConfig c;
+  c.synthetic = app.synthetic_keys;
+  c.synthetic.parse_spec("docs=50,words=100,topics=3,doclen=20");
+  c.options = app.options;
+  ::testing::internal::CaptureStdout();
+  app.explain(rt(), c);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  if (rt().rank() != 0) return;
+  EXPECT_NE(out.find("strategy: two_d"), std::string::npos) << out;
+  EXPECT_NE(out.find("strategy: one_d"), std::string::npos) << out;
+  EXPECT_NE(out.find("topic_totals"), std::string::npos) << out;
 }
 
 }  // namespace
