@@ -11,9 +11,8 @@
 //                    [--apply adagrad|adarevision]
 //   mpirun -np 2 strata-slr-bench --strata-threads=1
 //
-// Data: sample i has about Z features (Z-10 .. Z+10) drawn log-uniformly from [0, F)
-// (feature f is seen with frequency about 1/(f+1): a power law), each with value 1;
-// its label is drawn from a logistic model with standard-normal true weights. Every
+// Data: the slr app's generator (apps/slr/problem.hpp): about Z binary features per
+// sample with power-law frequencies, labels from a planted logistic model; every
 // rank generates the same data from the seed.
 #include <chrono>
 #include <cmath>
@@ -26,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "bench_util.hpp"
+#include "slr/problem.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 
@@ -33,51 +33,14 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-struct SampleRef {
-  std::int64_t begin;
-  std::int32_t nnz;
-  float label;
-};
+using strata::apps::slr::Sample;
+using strata::apps::slr::sigmoid;
 
-struct Data {
-  std::vector<SampleRef> samples;
-  std::vector<std::int32_t> features;
-};
-
-double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
-
-Data generate(std::int64_t samples, std::int64_t features, int nnz, std::uint64_t seed) {
-  Data d;
-  d.samples.reserve(static_cast<std::size_t>(samples));
-  d.features.reserve(static_cast<std::size_t>(samples * nnz));
-  const double log_f = std::log(static_cast<double>(features) + 1);
-  auto true_weight = [&](std::int64_t f) {  // Box-Muller from two hashes
-    const double a = unit(strata::mix64(seed ^ (2 * static_cast<std::uint64_t>(f) + 1))) + 1e-300;
-    const double b = unit(strata::mix64(seed ^ (2 * static_cast<std::uint64_t>(f) + 2)));
-    return std::sqrt(-2 * std::log(a)) * std::cos(6.283185307179586 * b);
-  };
-  for (std::int64_t i = 0; i < samples; ++i) {
-    const std::uint64_t h = strata::mix64(seed + 0x9E37 * static_cast<std::uint64_t>(i));
-    const int z = std::max(1, nnz - 10 + static_cast<int>(h % 21));
-    SampleRef s{static_cast<std::int64_t>(d.features.size()), z, 0};
-    double margin = 0;
-    for (int k = 0; k < z; ++k) {
-      const double u = unit(strata::mix64(h + static_cast<std::uint64_t>(k) * 0x51ED));
-      const auto f = std::min<std::int64_t>(features - 1, static_cast<std::int64_t>(std::exp(u * log_f)) - 1);
-      d.features.push_back(static_cast<std::int32_t>(f));
-      margin += true_weight(f);
-    }
-    margin /= std::sqrt(static_cast<double>(z));
-    s.label = unit(strata::mix64(h ^ 0xABCDEF)) < 1 / (1 + std::exp(-margin)) ? 1.0f : 0.0f;
-    d.samples.push_back(s);
-  }
-  return d;
-}
-
-float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 double log_loss(float p, float y) {
-  const double q = std::min(std::max(static_cast<double>(p), 1e-7), 1 - 1e-7);
-  return y > 0.5f ? -std::log(q) : -std::log(1 - q);
+  double loss = 0;
+  std::int64_t correct = 0;
+  strata::apps::slr::measure(p, y, loss, correct);
+  return loss;
 }
 
 struct Options {
@@ -94,10 +57,11 @@ struct Options {
 template <class Apply>
 int run(strata::Runtime& rt, const Options& o, Apply apply) {
   double t = now();
-  const Data data = generate(o.samples, o.features, o.nnz, rt.seed());
+  const strata::apps::slr::Problem data =
+      strata::apps::slr::generate({o.samples, o.features, o.nnz}, 0.0, rt.seed());
   const double gen_s = now() - t;
-  auto space = strata::DistArray<SampleRef, 1>::generate(
-      rt, {o.samples}, [&](const strata::Index<1>& i) { return data.samples[static_cast<std::size_t>(i[0])]; });
+  auto space = strata::DistArray<Sample, 1>::generate(
+      rt, {o.samples}, [&](const strata::Index<1>& i) { return data.train[static_cast<std::size_t>(i[0])]; });
   auto w = strata::DistArray<float, 1>::zeros(rt, {o.features}).set_name("w");
   strata::Consistency consistency = strata::ssp(o.staleness).every(o.every);
   if (!o.prefetch) consistency.without_prefetch();
@@ -107,8 +71,8 @@ int run(strata::Runtime& rt, const Options& o, Apply apply) {
   // clock sums many samples' gradients.
   strata::Buffer wbuf(w, apply, consistency);
   strata::Accumulator<double> loss(rt);
-  const std::int32_t* feat = data.features.data();
-  auto body = [&](const strata::Index<1>&, const SampleRef& s) {
+  const std::int32_t* feat = data.feature.data();
+  auto body = [&](const strata::Index<1>&, const Sample& s) {
     float z = 0;
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) z += w.read({feat[k]});
     const float p = sigmoid(z);
@@ -137,7 +101,7 @@ int run(strata::Runtime& rt, const Options& o, Apply apply) {
     for (int p = 0; p < o.passes; ++p) {
       t = now();
       double l = 0;
-      for (const SampleRef& s : data.samples) {
+      for (const Sample& s : data.train) {
         float z = 0;
         for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) z += v[static_cast<std::size_t>(feat[k])];
         const float pr = sigmoid(z);
@@ -160,7 +124,7 @@ int run(strata::Runtime& rt, const Options& o, Apply apply) {
     std::printf("%lld samples, %lld features, about %d non-zeros each (%zu in all; generated in %.2f s); %d rank(s) x "
                 "%d thread(s); %s, staleness %d, clock every %lld iterations per worker, managed communication %s, "
                 "%s at the owners\n",
-                static_cast<long long>(o.samples), static_cast<long long>(o.features), o.nnz, data.features.size(),
+                static_cast<long long>(o.samples), static_cast<long long>(o.features), o.nnz, data.feature.size(),
                 gen_s, rt.size(), rt.threads(), o.prefetch ? "prefetch (static caches)" : "per-element remote reads",
                 o.staleness, static_cast<long long>(o.every),
                 o.budget > 0 ? fmt::format("{} bytes/s", o.budget).c_str() : "off",

@@ -1,18 +1,28 @@
-// The pass loop every app's `train` runs: time a pass (slowest rank), measure,
-// report. Kept here so the apps' app.cpp files hold only what differs.
+// What every app's `train` shares: the pass loop (time a pass on the slowest rank,
+// measure, report), the line that says which plan a Strata run got, and the
+// serial programs' vectors as DistArrays so both programs save in one format.
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/loop/plan.hpp"
 
 namespace strata::apps {
 
 /// Runs `pass()` config.epochs times; after each, calls `measure()` (which returns
-/// the metrics, loss first) and reports. Collective when the model is.
+/// the metrics, loss first) and reports. `after_first_pass` runs once, between the
+/// first pass and its measurement (Strata runs: say which plan was chosen).
+/// Collective when the model is.
 template <class Pass, class Measure>
 void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pass, const PassCallback& report,
-                Pass&& pass, Measure&& measure) {
+                Pass&& pass, Measure&& measure, const std::function<void()>& after_first_pass = {}) {
   for (int e = 1; e <= config.epochs; ++e) {
     rt.comm().barrier();
     const auto t0 = std::chrono::steady_clock::now();
@@ -22,9 +32,28 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
     r.pass = e;
     r.seconds = rt.comm().allreduce(local, ReduceOp::max);
     r.items = items_per_pass;
+    if (e == 1 && after_first_pass) after_first_pass();
     r.metrics = measure();
     report(r);
   }
+}
+
+/// "plan: two_d over (user, item) on 4 worker(s), imbalance 1.02"; `dims` names the
+/// iteration dimensions.
+inline std::string describe_plan(const loop::Plan& plan, const std::vector<std::string>& dims) {
+  auto name = [&](int d) { return d >= 0 && d < static_cast<int>(dims.size()) ? dims[static_cast<std::size_t>(d)] : ""; };
+  const int s = plan.choice.space_dim, t = plan.choice.time_dim;
+  const std::string over = s < 0 ? "" : t < 0 ? fmt::format(" over {}", name(s)) : fmt::format(" over ({}, {})", name(s), name(t));
+  return fmt::format("plan: {}{} on {} worker(s), imbalance {:.2f}", analysis::to_string(plan.choice.strategy), over,
+                     plan.workers, plan.imbalance);
+}
+
+/// A serial program's row-major vector as a DistArray of `shape` (one rank).
+template <class T, std::size_t N>
+DistArray<T, N> array_from(Runtime& rt, const std::vector<T>& values, const Shape<N>& shape) {
+  return DistArray<T, N>::generate(rt, shape, [&](const Index<N>& i) {
+    return values[static_cast<std::size_t>(linearize(i, shape))];
+  });
 }
 
 }  // namespace strata::apps

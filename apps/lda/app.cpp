@@ -102,14 +102,6 @@ void save(Runtime& rt, const std::string& dir, const lda::Problem& p, const lda:
   if (!model) throw IoError(fmt::format("cannot write {}", (d / "model.txt").string()));
 }
 
-// Counts of the serial program's rows, as a DistArray (one rank).
-DistArray<std::int32_t, 2> as_counts(Runtime& rt, const std::vector<std::int32_t>& rows, std::int64_t n, int K) {
-  const auto width = lda::topic_row_width(K);
-  return DistArray<std::int32_t, 2>::generate(rt, {n, K}, [&](const Index<2>& i) {
-    return rows[static_cast<std::size_t>(i[0] * width + i[1])];
-  });
-}
-
 // Counts of a Strata topic-row array, laid out like it (each rank copies its rows).
 DistArray<std::int32_t, 2> as_counts(DistArray<std::int32_t, 2>& rows, int K) {
   const Partition& part = rows.partition();
@@ -119,13 +111,7 @@ DistArray<std::int32_t, 2> as_counts(DistArray<std::int32_t, 2>& rows, int K) {
       Partition::range(0, rows.distribution().bounds()));
 }
 
-std::string dimension_name(int d) {
-  static const char* names[] = {"document", "word", "occurrence"};
-  return d >= 0 && d < 3 ? names[d] : "-";
-}
-
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
-  if (c.serial && rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
   const lda::Problem p = make_problem(c);
   const lda::Options o = make_options(c);
   const int top = static_cast<int>(c.options.integer("top-words", 0, 1000));
@@ -135,25 +121,15 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
     run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] { return metrics(m.loglik_per_token()); });
     info(summary(p, o, m.word_topic(), top));
     if (!c.save_dir.empty()) {
-      auto totals = DistArray<std::int64_t, 1>::generate(
-          rt, {o.topics}, [&](const Index<1>& k) { return m.totals()[static_cast<std::size_t>(k[0])]; });
-      save(rt, c.save_dir, p, o, as_counts(rt, m.doc_topic(), p.docs, o.topics),
-           as_counts(rt, m.word_topic(), p.words, o.topics), totals);
+      save(rt, c.save_dir, p, o, array_from(rt, counts_of(m.doc_topic(), o.topics), Shape<2>{p.docs, o.topics}),
+           array_from(rt, counts_of(m.word_topic(), o.topics), Shape<2>{p.words, o.topics}),
+           array_from(rt, m.totals(), Shape<1>{o.topics}));
     }
     return;
   }
   lda::StrataLda m(rt, p, o, c.plan);
-  bool first = true;
-  run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] {
-    if (first) {
-      const auto& plan = m.plan();
-      info(fmt::format("plan: {} over ({}, {}) on {} worker(s), imbalance {:.2f}",
-                       analysis::to_string(plan.choice.strategy), dimension_name(plan.choice.space_dim),
-                       dimension_name(plan.choice.time_dim), plan.workers, plan.imbalance));
-      first = false;
-    }
-    return metrics(m.loglik_per_token());
-  });
+  run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] { return metrics(m.loglik_per_token()); },
+             [&] { info(describe_plan(m.plan(), {"document", "word", "occurrence"})); });
   info(summary(p, o, m.word_topic().gather(), top));
   if (!c.save_dir.empty())
     save(rt, c.save_dir, p, o, as_counts(m.doc_topic(), o.topics), as_counts(m.word_topic(), o.topics), m.totals());

@@ -70,7 +70,7 @@ void StrataLda::pass() {
   if (data_parallel_) return pass_data_parallel();
   const CounterRng rng = pass_rng(o_.seed, ++passes_);
   const int K = o_.topics;
-  plan_ = &loop(z_, [&](const Token& t, std::int32_t& z) {
+  plan_ = &run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
     TopicRow doc(doc_topic_.row(t[0]), K), word(word_topic_.row(t[1]), K);
     const double* inv = inv_.read_row(0).data();
     doc.remove(z);
@@ -94,7 +94,7 @@ void StrataLda::end_pass() {
 double StrataLda::loglik_per_token() {
   const int K = o_.topics;
   Accumulator<double> sum(rt_);
-  loop(z_, [&](const Token& t, std::int32_t) {
+  run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t) {
     const TopicRowView doc(doc_topic_.read_row(t[0]), K), word(word_topic_.read_row(t[1]), K);
     sum += std::log(token_likelihood(doc, word, inv_.read_row(0).data(), K, o_));
   }, LoopOptions{});

@@ -3,11 +3,11 @@
 
 #include <memory>
 #include <optional>
-#include <source_location>
 #include <vector>
 
 #include "lda/model.hpp"
 #include "lda/problem.hpp"
+#include "common/run_or_explain.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 
@@ -40,15 +40,6 @@ class StrataLda {
  private:
   void pass_data_parallel();  // data_parallel.cpp
   void end_pass();
-  /// parallel_for, or when explaining only its planning (printed).
-  template <class Body>
-  const loop::Plan& loop(DistArray<std::int32_t, 3>& space, Body&& body, const LoopOptions& options,
-                         std::source_location where = std::source_location::current()) {
-    if (!explaining_) return parallel_for(space, body, options, where);
-    LoopOptions o = options;
-    o.explain = true;
-    return plan_loop(space, body, o, where);
-  }
 
   Runtime& rt_;
   const Problem& p_;

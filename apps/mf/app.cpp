@@ -42,17 +42,9 @@ std::vector<Metric> metrics(const Fit& train, const Fit& test) {
   return {{"loss", train.loss()}, {"train_rmse", train.rmse()}, {"test_rmse", test.rmse()}};
 }
 
-// W and H as DistArrays for save_checkpoint (the serial program's vectors too, so
-// both save in one format).
 void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H) {
   save_checkpoint(W, std::filesystem::path(dir) / "W");
   save_checkpoint(H, std::filesystem::path(dir) / "H");
-}
-
-DistArray<float, 2> as_array(Runtime& rt, const std::vector<float>& v, std::int64_t rows, int K) {
-  return DistArray<float, 2>::generate(rt, {rows, K}, [&](const Index<2>& i) {
-    return v[static_cast<std::size_t>(i[0] * K + i[1])];
-  });
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
@@ -62,26 +54,17 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
                    p.test.size(), o.rank, o.adagrad ? "AdaGrad" : "plain", o.lr, o.reg));
   const auto items = static_cast<std::int64_t>(p.train.size());
   if (c.serial) {
-    if (rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
     mf::SerialMf m(p, o);
     run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit(p.train), m.fit(p.test)); });
     if (!c.save_dir.empty()) {
-      auto W = as_array(rt, m.W(), p.users, o.rank), H = as_array(rt, m.H(), p.items, o.rank);
+      auto W = array_from(rt, m.W(), Shape<2>{p.users, o.rank}), H = array_from(rt, m.H(), Shape<2>{p.items, o.rank});
       save(c.save_dir, W, H);
     }
     return;
   }
   mf::StrataMf m(rt, p, o, c.plan);
-  bool first = true;
-  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
-    if (first) {
-      const auto& plan = m.plan();
-      info(fmt::format("plan: {} on {} worker(s), imbalance {:.2f}", analysis::to_string(plan.choice.strategy),
-                       plan.workers, plan.imbalance));
-      first = false;
-    }
-    return metrics(m.fit_train(), m.fit_test());
-  });
+  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit_train(), m.fit_test()); },
+             [&] { info(describe_plan(m.plan(), {"user", "item"})); });
   if (!c.save_dir.empty()) save(c.save_dir, m.W(), m.H());
 }
 

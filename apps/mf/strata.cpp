@@ -56,7 +56,7 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, 
 void StrataMf::pass() {
   if (data_parallel_) return pass_data_parallel();
   const int K = o_.rank;
-  plan_ = &loop(R_, [&](const Index<2>& ui, float r) {
+  plan_ = &run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
     float* w = W_.row(ui[0]).data();
     float* h = H_.row(ui[1]).data();
     if (o_.adagrad) adagrad_step(w, h, GW_.row(ui[0]).data(), GH_.row(ui[1]).data(), K, r, o_);
@@ -71,7 +71,7 @@ void StrataMf::pass() {
 // against serial SGD is what dependence-aware plans avoid.
 void StrataMf::pass_data_parallel() {
   const int K = o_.rank;
-  plan_ = &loop(R_, [&](const Index<2>& ui, float r) {
+  plan_ = &run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
     float h[kMaxRank], gh[kMaxRank];
     const auto hr = H_.read_row(ui[1]);
     std::copy(hr.begin(), hr.end(), h);
@@ -91,7 +91,7 @@ void StrataMf::pass_data_parallel() {
 Fit StrataMf::fit(DistArray<float, 2>& ratings) {
   const int K = o_.rank;
   Accumulator<double> objective(rt_), squared(rt_);
-  loop(ratings, [&](const Index<2>& ui, float r) {
+  run_or_explain(explaining_, ratings, [&](const Index<2>& ui, float r) {
     double o = 0, s = 0;
     measure(W_.read_row(ui[0]).data(), H_.read_row(ui[1]).data(), K, r, o_.reg, o, s);
     objective += o;

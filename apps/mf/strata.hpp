@@ -2,12 +2,12 @@
 #pragma once
 
 #include <memory>
-#include <source_location>
 #include <optional>
 #include <vector>
 
 #include "mf/model.hpp"
 #include "mf/problem.hpp"
+#include "common/run_or_explain.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 
@@ -36,15 +36,6 @@ class StrataMf {
  private:
   Fit fit(DistArray<float, 2>& ratings);
   void pass_data_parallel();
-  /// parallel_for, or when explaining only its planning (printed).
-  template <class Body>
-  const loop::Plan& loop(DistArray<float, 2>& space, Body&& body, const LoopOptions& options,
-                         std::source_location where = std::source_location::current()) {
-    if (!explaining_) return parallel_for(space, body, options, where);
-    LoopOptions o = options;
-    o.explain = true;
-    return plan_loop(space, body, o, where);
-  }
 
   Runtime& rt_;
   const Problem& p_;

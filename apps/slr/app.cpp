@@ -55,24 +55,14 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const auto items = static_cast<std::int64_t>(p.train.size());
   const std::filesystem::path dir = c.save_dir;
   if (c.serial) {
-    if (rt.size() > 1) throw OptionError("--serial runs the serial program: start one process, not mpirun");
     slr::SerialSlr m(p, o);
     run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit(p.train), m.fit(p.test)); });
-    if (!c.save_dir.empty())
-      save_checkpoint(DistArray<float, 1>::generate(rt, {p.features}, [&](const Index<1>& i) {
-                        return m.w()[static_cast<std::size_t>(i[0])];
-                      }), dir / "w");
+    if (!c.save_dir.empty()) save_checkpoint(array_from(rt, m.w(), Shape<1>{p.features}), dir / "w");
     return;
   }
   slr::StrataSlr m(rt, p, o, loop_options(c));
-  bool first = true;
-  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
-    if (first) {
-      info(fmt::format("plan: {} on {} worker(s)", analysis::to_string(m.plan().choice.strategy), m.plan().workers));
-      first = false;
-    }
-    return metrics(m.fit_train(), m.fit_test());
-  });
+  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit_train(), m.fit_test()); },
+             [&] { info(describe_plan(m.plan(), {"sample"})); });
   if (!c.save_dir.empty()) save_checkpoint(m.w(), dir / "w");
 }
 

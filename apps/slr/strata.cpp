@@ -36,19 +36,13 @@ void StrataSlr::pass() {
       else sum_->add({f}, -o_.lr * g * value[k]);
     }
   };
-  if (!explaining_) {
-    plan_ = &parallel_for(X_, body, loop_);
-    return;
-  }
-  LoopOptions o = loop_;
-  o.explain = true;
-  plan_ = &plan_loop(X_, body, o);
+  plan_ = &run_or_explain(explaining_, X_, body, loop_);
 }
 
 Fit StrataSlr::fit(DistArray<Sample, 1>& samples) {
   Accumulator<double> log_loss(rt_);
   Accumulator<std::int64_t> correct(rt_);
-  parallel_for(samples, [&](const Index<1>&, const Sample& s) {
+  run_or_explain(explaining_, samples, [&](const Index<1>&, const Sample& s) {
     float z = 0;
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
       z += w_.read({p_.feature[static_cast<std::size_t>(k)]}) * p_.value[static_cast<std::size_t>(k)];
@@ -57,7 +51,7 @@ Fit StrataSlr::fit(DistArray<Sample, 1>& samples) {
     measure(sigmoid(z), s.label, l, c);
     log_loss += l;
     correct += c;
-  });
+  }, LoopOptions{});
   Fit f;
   f.log_loss = log_loss.take();
   f.correct = correct.take();

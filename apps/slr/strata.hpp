@@ -6,6 +6,7 @@
 
 #include "slr/model.hpp"
 #include "slr/problem.hpp"
+#include "common/run_or_explain.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 
