@@ -43,6 +43,9 @@ struct PassReport {
   double seconds = 0;         ///< the pass's training time (quality evaluation excluded)
   std::int64_t items = 0;     ///< ratings / samples / tokens processed
   std::vector<Metric> metrics;
+  /// The pass was not run: a resumed run restored it from a checkpoint (its metrics
+  /// are the checkpointed run's, items is 0).
+  bool restored = false;
 };
 
 using PassCallback = std::function<void(const PassReport&)>;

@@ -13,26 +13,34 @@
 #include "common/app.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/loop/plan.hpp"
+#include "strata/recovery/loop_calls.hpp"
 
 namespace strata::apps {
 
 /// Runs `pass()` config.epochs times; after each, calls `measure()` (which returns
 /// the metrics, loss first) and reports. `after_first_pass` runs once, between the
-/// first pass and its measurement (Strata runs: say which plan was chosen).
-/// Collective when the model is.
+/// first pass that ran and its measurement (Strata runs: say which plan was chosen);
+/// passes a resumed run restored from a checkpoint (strata/recovery) are reported as
+/// restored. Collective when the model is.
 template <class Pass, class Measure>
 void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pass, const PassCallback& report,
                 Pass&& pass, Measure&& measure, const std::function<void()>& after_first_pass = {}) {
+  bool described = false;
   for (int e = 1; e <= config.epochs; ++e) {
     rt.comm().barrier();
     const auto t0 = std::chrono::steady_clock::now();
+    const auto skipped_before = rt.loop_calls().skipped();
     pass();
     const double local = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     PassReport r;
     r.pass = e;
     r.seconds = rt.comm().allreduce(local, ReduceOp::max);
-    r.items = items_per_pass;
-    if (e == 1 && after_first_pass) after_first_pass();
+    r.restored = rt.loop_calls().skipped() > skipped_before;
+    r.items = r.restored ? 0 : items_per_pass;
+    if (!r.restored && !described && after_first_pass) {
+      after_first_pass();
+      described = true;
+    }
     r.metrics = measure();
     report(r);
   }

@@ -65,6 +65,29 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   /// What the parameter server did for this array (zeros unless relaxed).
   RelaxedStats stats() const { return table_ ? table_->stats() : RelaxedStats{}; }
 
+  // Automatic checkpoints (strata/recovery): the owners' apply state travels with
+  // the array, so a resumed AdaGrad or AdaRevision run continues where it stopped.
+  bool has_owner_state() const override { return !std::is_empty_v<state_type>; }
+  void save_owner_state(const std::filesystem::path& dir) override {
+    if constexpr (!std::is_empty_v<state_type>) {
+      ensure_state();
+      state_->save_to(dir);
+    }
+  }
+  std::function<void()> stage_owner_state(const std::filesystem::path& dir, std::int64_t rounds) override {
+    if constexpr (std::is_empty_v<state_type>) {
+      return [this, rounds] { rounds_ = rounds; };
+    } else {
+      ensure_state();
+      auto put = state_->stage_load(dir);
+      return [this, put, rounds] {
+        put();
+        rounds_ = rounds;
+      };
+    }
+  }
+  std::int64_t rounds() const override { return rounds_; }
+
   /// Adds `delta` to element i (folded in by the apply function when flushed).
   void add(const Index<N>& i, const T& delta, std::source_location where = std::source_location::current()) {
     if (detail::t_observer) [[unlikely]] {
@@ -168,6 +191,7 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   void ensure_state() {
     if constexpr (std::is_empty_v<state_type>) return;  // apply::Sum keeps nothing
     const Partition& p = target_->distribution_of().partition();
+    const detail::AnonymousArrays internal;  // created lazily: must not shift the ids of the user's arrays
     if (!state_) state_.emplace(DistArray<state_type, N>::fill(target_->runtime(), target_->shape(), state_type{}, p));
     else if (!(state_->distribution_of().partition() == p)) state_->repartition(p);
   }

@@ -172,6 +172,9 @@ class DistArray : public detail::ArrayBase {
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
 
   void travel_drop() override;
+  void save_to(const std::filesystem::path& dir) const override;
+  std::function<void()> stage_load(const std::filesystem::path& dir) override;
+  std::string type_tag() const override;
 
   // ---- local access ---------------------------------------------------------
 
@@ -328,6 +331,7 @@ class DistArray : public detail::ArrayBase {
     if (next == dist_) return;
     if (sparse_) {
       std::vector<entry_type> mine = local_entries();
+      const detail::AnonymousArrays temporary;
       DistArray moved(*rt_, shape_, p, true);
       moved.absorb_entries(moved.route_entries(std::move(mine)), Duplicates::first);
       *this = std::move(moved);
@@ -336,6 +340,7 @@ class DistArray : public detail::ArrayBase {
     const Distribution old = dist_;
     std::vector<std::pair<std::int64_t, std::vector<T>>> pieces;
     pieces.emplace_back(rt_->rank(), std::move(dense_));
+    const detail::AnonymousArrays temporary;
     *this = assemble_dense(*rt_, shape_, p, pieces, [&](std::int64_t r) { return old.box(static_cast<int>(r)); });
   }
 
@@ -608,3 +613,4 @@ class DistArray : public detail::ArrayBase {
 }  // namespace strata
 
 #include "strata/detail/dist_array_movement.hpp"
+#include "strata/io/checkpoint.hpp"  // DistArray::save_to and stage_load

@@ -18,6 +18,9 @@ namespace strata {
 namespace ps {
 class Postman;
 }
+namespace recovery {
+class LoopCalls;
+}
 
 struct RuntimeOptions {
   /// Threads of this rank's pool; 0 = cores of the host divided by ranks on the host.
@@ -27,13 +30,22 @@ struct RuntimeOptions {
   /// Root of every random stream of the job.
   std::uint64_t seed = 42;
   LogLevel log_level = LogLevel::info;
+  /// Automatic checkpoints (strata/recovery/loop_calls.hpp): the directory ("" = none)
+  /// and a checkpoint after every `checkpoint_every`-th loop call that changed arrays.
+  std::string checkpoint_dir;
+  int checkpoint_every = 1;
+  /// Resume from the newest checkpoint in this directory ("" = start afresh): loop
+  /// calls it covers are skipped and what they left is loaded instead.
+  std::string resume_dir;
 };
 
 class Runtime {
  public:
   /// Reads options from the command line and removes them from argv:
   ///   --strata-threads=N  --strata-timeout=SECONDS  --strata-seed=S  --strata-log=LEVEL
-  /// and from the environment (STRATA_THREADS, STRATA_TIMEOUT, STRATA_SEED, STRATA_LOG);
+  ///   --strata-checkpoint-dir=DIR  --strata-checkpoint-every=N  --strata-resume=DIR
+  /// and from the environment (STRATA_THREADS, STRATA_TIMEOUT, STRATA_SEED, STRATA_LOG,
+  /// STRATA_CHECKPOINT_DIR, STRATA_CHECKPOINT_EVERY, STRATA_RESUME);
   /// the command line wins over the environment, both over `defaults`.
   Runtime(int& argc, char** argv, RuntimeOptions defaults = {});
   explicit Runtime(RuntimeOptions options = {});
@@ -52,6 +64,8 @@ class Runtime {
   ThreadPool& pool() { return *pool_; }
   /// The parameter server's communication thread, started on first use.
   ps::Postman& postman();
+  /// The run's loop calls: journal, automatic checkpoints, resuming.
+  recovery::LoopCalls& loop_calls() { return *loop_calls_; }
   const Logger& logger() const { return *logger_; }
   const RuntimeOptions& options() const { return options_; }
 
@@ -88,6 +102,7 @@ class Runtime {
   std::unique_ptr<Logger> logger_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ps::Postman> postman_;  // stopped before the communicator goes
+  std::unique_ptr<recovery::LoopCalls> loop_calls_;
 };
 
 /// Applies STRATA_* environment variables and then --strata-* arguments (removed

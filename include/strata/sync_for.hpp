@@ -37,6 +37,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -48,6 +49,7 @@
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/loop/reconnoitre.hpp"
+#include "strata/recovery/loop_calls.hpp"
 #include "strata/loop/worker.hpp"
 
 namespace strata {
@@ -57,6 +59,9 @@ enum class Combine { average, sum };
 
 struct SyncOptions {
   std::int64_t batch = 64;  ///< iterations per worker per mini-batch
+  /// Where the call is (taken where the options are written, i.e. at the call): it
+  /// names the loop call for checkpoints and resuming (strata/recovery).
+  std::source_location where = std::source_location::current();
 };
 
 /// What one sync_for call did (the same on every rank).
@@ -253,6 +258,7 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
       if (synced[a]->array_id() == synced[b]->array_id())
         throw OptionError("sync_for: the same array is synced twice");
   }
+  if (rt.loop_calls().begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
   const int T = rt.threads();
   const auto values = space.local_values();
   const auto n = static_cast<std::int64_t>(values.size());
@@ -302,6 +308,10 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
     ++stats.batches;
   }
   for (auto* s : synced) s->end();
+  std::vector<std::uint64_t> changed;
+  for (auto* s : synced) changed.push_back(s->array_id());
+  std::sort(changed.begin(), changed.end());
+  rt.loop_calls().end(changed);
   return stats;
 }
 

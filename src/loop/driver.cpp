@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -44,6 +46,30 @@ int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
   // every access site a body has in practice; the first run checks the rest.
   constexpr std::int64_t kSampleFrom = std::int64_t{1} << 20;
   return iterations >= kSampleFrom ? 16 : 1;
+}
+
+std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& r : plan.roles)
+    if (r.written) ids.push_back(r.array_id);
+  for (const auto& s : plan.sites)
+    if (s.mode == strata::detail::AccessMode::buffered) ids.push_back(s.array_id);
+  if (space_written) ids.push_back(space_id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+const Plan& skipped_plan(const std::source_location& where) {
+  static std::map<std::string, std::unique_ptr<Plan>> skipped;  // one per site, for the whole run
+  const std::string site = strata::detail::site_label(where);
+  auto& p = skipped[site];
+  if (!p) {
+    p = std::make_unique<Plan>();
+    p->loop_site = site;
+    p->skipped = true;
+  }
+  return *p;
 }
 
 void flush_buffers(const Plan& plan) {

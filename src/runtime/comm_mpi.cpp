@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "strata/comm.hpp"
+#include "strata/detail/failure_report.hpp"
 #include "strata/error.hpp"
 
 namespace strata {
@@ -244,6 +245,10 @@ class MpiComm final : public Comm {
   // microseconds), then yield, then sleep, so a long wait does not burn a core; past
   // the timeout, the communicator is marked broken and TimeoutError names the wait.
   void poll_until_done(MPI_Request* reqs, int n, const std::string& what) {
+    struct Noted {  // what a rank stopped from outside says it was waiting in
+      explicit Noted(const std::string& w) { detail::note_wait(w); }
+      ~Noted() { detail::note_wait(""); }
+    } noted(what);
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto deadline = start + std::chrono::duration<double>(timeout_);

@@ -11,6 +11,8 @@
 
 #include "strata/error.hpp"
 #include "strata/ps/postman.hpp"
+#include "strata/recovery/loop_calls.hpp"
+#include "strata/detail/failure_report.hpp"
 
 namespace strata {
 namespace {
@@ -42,19 +44,34 @@ std::uint64_t parse_seed_option(std::string_view name, std::string_view text) {
   return v;
 }
 
+std::string parse_dir_option(std::string_view name, std::string_view text) {
+  if (text.empty()) throw OptionError(fmt::format("{}: expected a directory, got an empty value", name));
+  return std::string(text);
+}
+
 // Applies one option given by its name (as the user wrote it) and value.
 void apply_option(RuntimeOptions& o, std::string_view key, std::string_view shown, std::string_view value) {
   if (key == "threads") o.threads = parse_int_option(shown, value, 1);
   else if (key == "timeout") o.timeout_seconds = parse_seconds_option(shown, value);
   else if (key == "seed") o.seed = parse_seed_option(shown, value);
   else if (key == "log") o.log_level = parse_log_level(value);
+  else if (key == "checkpoint-dir") o.checkpoint_dir = parse_dir_option(shown, value);
+  else if (key == "checkpoint-every") o.checkpoint_every = parse_int_option(shown, value, 1);
+  else if (key == "resume") o.resume_dir = parse_dir_option(shown, value);
   else throw OptionError(fmt::format("unknown option {} (known: --strata-threads, --strata-timeout, "
-                                     "--strata-seed, --strata-log)", shown));
+                                     "--strata-seed, --strata-log, --strata-checkpoint-dir, "
+                                     "--strata-checkpoint-every, --strata-resume)", shown));
 }
 
 RuntimeOptions read_environment(RuntimeOptions o) {
   static constexpr std::pair<const char*, const char*> kVars[] = {
-      {"STRATA_THREADS", "threads"}, {"STRATA_TIMEOUT", "timeout"}, {"STRATA_SEED", "seed"}, {"STRATA_LOG", "log"}};
+      {"STRATA_THREADS", "threads"},
+      {"STRATA_TIMEOUT", "timeout"},
+      {"STRATA_SEED", "seed"},
+      {"STRATA_LOG", "log"},
+      {"STRATA_CHECKPOINT_DIR", "checkpoint-dir"},
+      {"STRATA_CHECKPOINT_EVERY", "checkpoint-every"},
+      {"STRATA_RESUME", "resume"}};
   for (auto [var, key] : kVars)
     if (const char* v = std::getenv(var)) apply_option(o, key, var, v);
   return o;
@@ -147,6 +164,8 @@ void Runtime::start(RuntimeOptions options) {
   }
   options_.threads = threads;
   pool_ = std::make_unique<ThreadPool>(threads);
+  loop_calls_ = std::make_unique<recovery::LoopCalls>(*this);
+  if (uses_mpi_) detail::report_launcher_stops(comm_->rank());
   g_runtime_alive = true;
 }
 
@@ -156,6 +175,7 @@ ps::Postman& Runtime::postman() {
 }
 
 Runtime::~Runtime() {
+  loop_calls_.reset();
   postman_.reset();
   pool_.reset();
   bool broken = comm_ && comm_->broken();

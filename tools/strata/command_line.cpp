@@ -61,7 +61,7 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
   t.app = &apps::find_app(args[1]);
   t.config.synthetic = t.app->synthetic_keys;
   t.config.options = t.app->options;
-  bool synthetic = false;
+  bool synthetic = false, recovering = false;
   Args a(args, 2);
   while (!a.done()) {
     const std::string k = a.key();
@@ -84,6 +84,12 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
     } else if (k == "--metrics" && !t.explain_only) t.metrics_path = a.value(k);
     else if (k == "--plot" && !t.explain_only) t.plot_path = a.value(k);
     else if (k == "--save" && !t.explain_only) t.config.save_dir = a.value(k);
+    else if ((k == "--checkpoint-dir" || k == "--resume") && !t.explain_only) {
+      cl.runtime_args.push_back("--strata-" + k.substr(2) + "=" + a.value(k));
+      recovering = true;
+    } else if (k == "--checkpoint-every" && !t.explain_only) {
+      cl.runtime_args.push_back("--strata-checkpoint-every=" + std::to_string(integer(k, a.value(k), 1)));
+    }
     else if (k.rfind("--", 0) == 0 && t.config.options.has(k.substr(2))) t.config.options.set(k.substr(2), a.value(k));
     else
       throw OptionError(fmt::format("strata {} {}: unknown option '{}' (see strata --help)", args[0], t.app->name, k));
@@ -93,6 +99,9 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
                                   t.app->name));
   if (t.config.serial && t.config.plan)
     throw OptionError("--serial runs the serial program, which has no plan: drop --plan");
+  if (t.config.serial && recovering)
+    throw OptionError("--serial runs the serial program, which has no loop calls to checkpoint or resume: drop "
+                      "--checkpoint-dir / --resume");
 }
 
 void parse_plot(CommandLine& cl, const std::vector<std::string>& args) {
@@ -131,10 +140,13 @@ std::string usage() {
       "  strata train <app> (--data PATH | --synthetic SPEC) [--epochs N] [--seed S] [app options]\n"
       "               [--threads T] [--plan auto|serial|1d|2d|2d_skewed|groups|data_parallel] [--serial]\n"
       "               [--metrics OUT.csv] [--plot OUT.svg] [--save DIR]\n"
+      "               [--checkpoint-dir DIR [--checkpoint-every N]] [--resume DIR]\n"
       "  strata explain <app> (--data PATH | --synthetic SPEC) [app options] [--threads T] [--plan P]\n"
       "  strata plot A.csv [B.csv ...] -o OUT.svg [--metric NAME]\n"
       "Run under mpirun for several ranks. SPEC is key=value,... (keys per app below).\n"
-      "--serial runs the app's plain C++ program instead of Strata (one process).\n";
+      "--serial runs the app's plain C++ program instead of Strata (one process).\n"
+      "--checkpoint-dir writes a checkpoint after every N-th loop call that changes the model (default 1:\n"
+      "every pass); --resume DIR (same command otherwise) skips what the newest checkpoint there covers.\n";
   for (const auto& app : apps::all_apps()) {
     s += fmt::format("\n{}: {}\n  --synthetic keys:", app.name, app.summary);
     for (const auto& e : app.synthetic_keys.entries()) s += fmt::format(" {}={}", e.name, e.value);

@@ -17,6 +17,8 @@
 #include "metrics_file.hpp"
 #include "progress.hpp"
 #include "strata/error.hpp"
+#include "strata/recovery/loop_calls.hpp"
+#include "strata/runtime.hpp"
 #include "svg_plot.hpp"
 
 namespace strata::cli {
@@ -92,6 +94,8 @@ int train(Runtime& rt, const TrainCommand& t) {
                 t.config.serial ? "serial program" : "Strata", rt.size(), rt.threads(), t.config.epochs,
                 static_cast<unsigned long long>(t.config.seed));
   t.app->train(rt, t.config, info, report);
+  const auto& calls = rt.loop_calls();
+  const double checkpoint_seconds = rt.comm().allreduce(calls.checkpoint_seconds(), ReduceOp::max);
   if (!lead) return 0;
   if (progress) progress->finish();
   std::printf("\n%s", pass_table(passes, t.app->unit).c_str());
@@ -106,6 +110,9 @@ int train(Runtime& rt, const TrainCommand& t) {
     std::printf("plot: %s\n", t.plot_path.c_str());
   }
   if (!t.config.save_dir.empty()) std::printf("model: %s\n", t.config.save_dir.c_str());
+  if (calls.checkpoints_written() > 0)
+    std::printf("checkpoints: %d written to %s, %.3f s in all (%.3f s each)\n", calls.checkpoints_written(),
+                rt.options().checkpoint_dir.c_str(), checkpoint_seconds, checkpoint_seconds / calls.checkpoints_written());
   return 0;
 }
 

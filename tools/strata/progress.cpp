@@ -38,8 +38,11 @@ void Progress::update(const apps::PassReport& r) {
                  std::string(static_cast<std::size_t>(30 - filled), ' ').c_str(), r.pass, epochs_, human(rate).c_str(),
                  unit_.c_str(), duration(eta).c_str(), loss.c_str());
   } else {
-    std::fprintf(out_, "pass %d/%d: %s, %.3f s, %s%s/s, ETA %s\n", r.pass, epochs_, loss.c_str(), r.seconds,
-                 human(rate).c_str(), unit_.c_str(), duration(eta).c_str());
+    if (r.restored)
+      std::fprintf(out_, "pass %d/%d: %s, restored from the checkpoint\n", r.pass, epochs_, loss.c_str());
+    else
+      std::fprintf(out_, "pass %d/%d: %s, %.3f s, %s%s/s, ETA %s\n", r.pass, epochs_, loss.c_str(), r.seconds,
+                   human(rate).c_str(), unit_.c_str(), duration(eta).c_str());
   }
   std::fflush(out_);
 }

@@ -41,6 +41,7 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows,
 template <class T, std::size_t N>
 void DistArray<T, N>::travel_drop() {
   const std::vector<T> full = std::move(dense_);
+  const detail::AnonymousArrays temporary;
   DistArray mine(*rt_, shape_, travel_partition_, false);
   mine.allocate_dense();
   std::vector<IndexSet> whole;

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -137,6 +138,34 @@ DistArray<T, N> load_checkpoint(Runtime& rt, const std::filesystem::path& dir,
   }
   return DistArray<T, N>::assemble_dense(
       rt, shape, p, pieces, [&](std::int64_t id) { return saved.box(static_cast<int>(id)); });
+}
+
+// DistArray's type-erased checkpoint hooks (ArrayBase::save_to, stage_load): what lets
+// automatic checkpoints (strata/recovery) save and restore arrays they know only by id.
+// Defined here, not in dist_array.hpp, because they need the functions above; each
+// header includes the other, so either order works.
+template <class T, std::size_t N>
+void DistArray<T, N>::save_to(const std::filesystem::path& dir) const {
+  save_checkpoint(*this, dir);
+}
+
+template <class T, std::size_t N>
+std::string DistArray<T, N>::type_tag() const {
+  return checkpoint_type_tag<T>();
+}
+
+template <class T, std::size_t N>
+std::function<void()> DistArray<T, N>::stage_load(const std::filesystem::path& dir) {
+  std::shared_ptr<DistArray> loaded;
+  {
+    const detail::AnonymousArrays temporary;  // carries data only; keeps this array's id
+    loaded = std::make_shared<DistArray>(load_checkpoint<T, N>(*rt_, dir));
+  }
+  if (loaded->shape() != shape_)
+    throw CheckpointError(fmt::format("{}: holds an array of shape [{}], but {} has shape [{}]", dir.string(),
+                                      fmt::join(loaded->shape(), ", "), detail::array_label(*this),
+                                      fmt::join(shape_, ", ")));
+  return [this, loaded] { *this = std::move(*loaded); };
 }
 
 }  // namespace strata

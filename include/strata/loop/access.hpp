@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <source_location>
 #include <span>
 #include <string>
@@ -61,6 +63,16 @@ class ArrayBase {
   /// whole array): back to the partition held before, keeping this rank's part.
   /// Local, no communication.
   virtual void travel_drop() = 0;
+  /// Collective: writes the array as a checkpoint directory (strata/io/checkpoint.hpp).
+  virtual void save_to(const std::filesystem::path& dir) const = 0;
+  /// Collective: reads and verifies the checkpoint in `dir`, which must hold an array
+  /// of this one's element type and shape, and returns the step that puts its values
+  /// in place (keeping this array's identity). Nothing changes before that step runs,
+  /// so a caller can verify several arrays before changing any. Throws
+  /// CheckpointError on every rank if the checkpoint does not fit.
+  virtual std::function<void()> stage_load(const std::filesystem::path& dir) = 0;
+  /// The element type as checkpoints name it ("f32", "i32[3]", ...).
+  virtual std::string type_tag() const = 0;
 
  /// The live array with this id on this rank, or nullptr.
   static ArrayBase* find_array(std::uint64_t id);
@@ -68,8 +80,8 @@ class ArrayBase {
   std::uint64_t structure_version() const { return version_; }
 
  protected:
-  ArrayBase() : id_(next_id()) { enroll(); }
-  ArrayBase(const ArrayBase& o) : id_(next_id()), name_(o.name_) { enroll(); }
+  ArrayBase() : id_(t_anonymous ? 0 : next_id()) { enroll(); }
+  ArrayBase(const ArrayBase& o) : id_(t_anonymous ? 0 : next_id()), name_(o.name_) { enroll(); }
   ArrayBase(ArrayBase&& o) noexcept : id_(o.id_), name_(std::move(o.name_)), version_(o.version_) {
     o.id_ = 0;
     enroll();
@@ -87,6 +99,14 @@ class ArrayBase {
     return *this;
   }
   void rename(std::string n) { name_ = std::move(n); }
+
+  /// Set while the library builds a temporary array that only carries data into an
+  /// existing one (repartitioning, loading a checkpoint): such arrays take no id, so
+  /// the ids of the user's arrays depend only on the order the program creates them,
+  /// not on which loops ran before (a resumed run skips some), and checkpoints can
+  /// name arrays by id.
+  static inline thread_local bool t_anonymous = false;
+  friend class AnonymousArrays;
   void touch_structure() { ++version_; }
 
  private:
@@ -108,6 +128,19 @@ class AccessObserver {
   /// during analysis), or nullptr to use `real`.
   virtual void* on_access(ArrayBase& array, const std::source_location& where, AccessMode mode,
                           std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) = 0;
+};
+
+/// While alive, arrays created on this thread are temporaries without an id (see
+/// ArrayBase::t_anonymous).
+class AnonymousArrays {
+ public:
+  AnonymousArrays() : before_(ArrayBase::t_anonymous) { ArrayBase::t_anonymous = true; }
+  ~AnonymousArrays() { ArrayBase::t_anonymous = before_; }
+  AnonymousArrays(const AnonymousArrays&) = delete;
+  AnonymousArrays& operator=(const AnonymousArrays&) = delete;
+
+ private:
+  bool before_;
 };
 
 /// "file.cpp:42:17": how plans, explain output and errors name an access site.

@@ -2,24 +2,30 @@
 // creating dependences between iterations. Each thread updates its own slot; take()
 // combines the slots in thread order and then across ranks, and resets them.
 // Updates made during a loop's reconnaissance pass are ignored, and those of a
-// speculative run that is undone are undone with it.
+// speculative run that is undone are undone with it. Their values after every loop
+// call are journaled, so a run resumed from a checkpoint sees them as they were.
 //
 //   strata::Accumulator<double> sq_err(rt);
 //   strata::parallel_for(R, [&](auto ij, float r) { sq_err += e * e; });
 //   double total = sq_err.take();      // collective
 #pragma once
 
+#include <cstring>
 #include <functional>
+#include <span>
 #include <vector>
+
+#include "strata/error.hpp"
 
 #include "strata/loop/undo.hpp"
 #include "strata/loop/worker.hpp"
+#include "strata/recovery/journaled_state.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata {
 
 template <class T, class Op = std::plus<>>
-class Accumulator final : public detail::UndoableState {
+class Accumulator final : public detail::UndoableState, public recovery::JournaledState {
  public:
   explicit Accumulator(Runtime& rt, T identity = T{}, Op op = {})
       : rt_(&rt), identity_(identity), op_(op), slots_(static_cast<std::size_t>(rt.threads())) {
@@ -57,6 +63,33 @@ class Accumulator final : public detail::UndoableState {
   }
 
  private:
+  Bytes journal_bytes() const override {
+    Bytes out(slots_.size() * sizeof(T));
+    for (std::size_t t = 0; t < slots_.size(); ++t) std::memcpy(out.data() + t * sizeof(T), &slots_[t].value, sizeof(T));
+    return out;
+  }
+  void restore_journal(const std::vector<std::span<const std::byte>>& parts, int rank, bool same_layout) override {
+    for (auto& s : slots_) s.value = identity_;
+    auto value_at = [](std::span<const std::byte> part, std::size_t t) {
+      T v;
+      std::memcpy(&v, part.data() + t * sizeof(T), sizeof(T));
+      return v;
+    };
+    if (same_layout) {
+      const auto part = parts.at(static_cast<std::size_t>(rank));
+      if (part.size() != slots_.size() * sizeof(T))
+        throw CheckpointError("an accumulator's journaled value does not fit it (another program?)");
+      for (std::size_t t = 0; t < slots_.size(); ++t) slots_[t].value = value_at(part, t);
+      return;
+    }
+    if (rank != 0) return;  // another layout: rank 0 holds the combined value
+    for (const auto part : parts) {
+      if (part.size() % sizeof(T) != 0)
+        throw CheckpointError("an accumulator's journaled value does not fit it (another program?)");
+      for (std::size_t t = 0; t < part.size() / sizeof(T); ++t) slots_[0].value = op_(slots_[0].value, value_at(part, t));
+    }
+  }
+
   void save_state() override { saved_ = slots_; }
   void restore_state() override {
     if (saved_.size() == slots_.size()) slots_ = saved_;

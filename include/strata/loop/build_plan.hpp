@@ -36,6 +36,13 @@ void print_plan(Runtime& rt, const Plan& plan);
 int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
 /// Collective: applies at their owners the deltas the loop wrote through Buffers.
 void flush_buffers(const Plan& plan);
+/// The ids of the arrays a run of `plan` changed: those it writes in place, those it
+/// writes through Buffers, and the iteration space when the body takes its elements
+/// by reference.
+std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written);
+/// What parallel_for returns for a loop call a resumed run skipped: a plan of that
+/// site with `skipped` set and nothing else (it stays valid for the whole run).
+const Plan& skipped_plan(const std::source_location& where);
 /// Adds one thread's read sets of relaxed arrays to `into` (bitwise or).
 void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
 /// Whether the loop reads an array that is relaxed (a parameter-server table).

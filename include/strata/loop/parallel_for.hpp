@@ -28,6 +28,7 @@
 #include "strata/loop/build_plan.hpp"
 #include "strata/loop/run_plan.hpp"
 #include "strata/loop/undo.hpp"
+#include "strata/recovery/loop_calls.hpp"
 
 namespace strata {
 
@@ -44,17 +45,11 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   return cache.store(key, loop::detail::build_plan(space, body, options, where, stride));
 }
 
-/// Runs `body(index, value)` for every element of `space` in parallel and returns the
-/// plan it used. The body may take the element by value, const reference, or
-/// reference (to modify it). Collective.
-///
-/// The first run of a plan built from a sampled reconnaissance is speculative: every
-/// access is checked against the plan, and if one does not fit, everything the run
-/// changed (the arrays it writes, the space's elements, accumulators) is restored,
-/// the loop is planned again from a full reconnaissance pass and run by that plan.
+// One call of parallel_for without the bookkeeping of loop calls (below).
+namespace loop::detail {
 template <class Elem, std::size_t M, class Body>
-const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& options = {},
-                               std::source_location where = std::source_location::current()) {
+const Plan& run_loop_call(DistArray<Elem, M>& space, Body& body, const LoopOptions& options,
+                          std::source_location where) {
   Runtime& rt = space.runtime();
   loop::Plan* plan = &plan_loop(space, body, options, where);
   if (!plan->verified) {
@@ -80,6 +75,31 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
   loop::detail::run_plan(space, body, *plan, options, false);
   loop::detail::flush_buffers(*plan);
   return *plan;
+}
+}  // namespace loop::detail
+
+/// Runs `body(index, value)` for every element of `space` in parallel and returns the
+/// plan it used. The body may take the element by value, const reference, or
+/// reference (to modify it). Collective.
+///
+/// The first run of a plan built from a sampled reconnaissance is speculative: every
+/// access is checked against the plan, and if one does not fit, everything the run
+/// changed (the arrays it writes, the space's elements, accumulators) is restored,
+/// the loop is planned again from a full reconnaissance pass and run by that plan.
+///
+/// Every call counts as one loop call of the run (strata/recovery/loop_calls.hpp):
+/// with automatic checkpoints the arrays it changed may be saved after it, and a
+/// resumed run skips it if its checkpoint covers it (the returned plan then says
+/// `skipped`).
+template <class Elem, std::size_t M, class Body>
+const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& options = {},
+                               std::source_location where = std::source_location::current()) {
+  auto& calls = space.runtime().loop_calls();
+  if (calls.begin(where)) return loop::detail::skipped_plan(where);
+  const loop::Plan& plan = loop::detail::run_loop_call(space, body, options, where);
+  constexpr bool writes_space = !std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
+  calls.end(loop::detail::changed_arrays(plan, space.array_id(), writes_space));
+  return plan;
 }
 
 /// The serial order the last run of a plan is equivalent to: every iteration's index,

@@ -87,6 +87,9 @@ struct ArrayRole {
 
 struct Plan {
   std::string loop_site;
+  /// A loop call that a run resumed from a checkpoint skipped (strata/recovery): the
+  /// plan holds nothing else.
+  bool skipped = false;
   int iter_dims = 0;
   bool ordered = false;
   std::vector<SiteSummary> sites;

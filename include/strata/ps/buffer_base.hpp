@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 
 #include "strata/ps/relaxed_base.hpp"
 
@@ -18,6 +20,18 @@ class BufferBase {
   virtual void flush() = 0;
   /// The parameter-server table of a Buffer given a Consistency, else nullptr.
   virtual RelaxedBase* relaxed() { return nullptr; }
+  /// Whether the apply function keeps per-element state at the owners (AdaGrad and
+  /// AdaRevision sums), which automatic checkpoints must save with the array.
+  virtual bool has_owner_state() const { return false; }
+  /// Collective: writes the owner state as a checkpoint directory.
+  virtual void save_owner_state(const std::filesystem::path& /*dir*/) {}
+  /// Collective: reads and verifies owner state saved by save_owner_state; the
+  /// returned step puts it in place, with `rounds` apply rounds done.
+  virtual std::function<void()> stage_owner_state(const std::filesystem::path& /*dir*/, std::int64_t /*rounds*/) {
+    return [] {};
+  }
+  /// Apply rounds so far (adaptive rules keep per-round state).
+  virtual std::int64_t rounds() const { return 0; }
   /// The buffer over the array with this id on this rank, or nullptr.
   static BufferBase* find_buffer(std::uint64_t array_id);
   /// The table of the array with this id when it is relaxed, or nullptr.

@@ -1,0 +1,26 @@
+// Whole-file writes that survive a crash (written, fsynced, closed, every error an
+// IoError naming the path) and bounded reads: what checkpoints are made of.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "strata/comm.hpp"
+
+namespace strata::detail {
+
+/// Creates or truncates `p`, writes `data`, fsyncs and closes it.
+void write_file_synced(const std::filesystem::path& p, std::span<const std::byte> data);
+
+/// fsyncs a directory, so the names created or renamed in it are durable.
+void sync_dir(const std::filesystem::path& dir);
+
+/// Reads up to `limit` bytes of `p`; fewer when the file is shorter.
+Bytes read_file(const std::filesystem::path& p, std::uint64_t limit);
+
+/// strerror as a std::string.
+std::string errno_text(int err);
+
+}  // namespace strata::detail

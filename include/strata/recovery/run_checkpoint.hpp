@@ -1,0 +1,106 @@
+// A run checkpoint: what automatic checkpoints write after a loop call and what
+// `--resume` reads back. A checkpoint directory (--checkpoint-dir DIR) holds:
+//
+//   DIR/latest               the name of the newest complete checkpoint
+//   DIR/call-00000012/       the checkpoint taken after loop call 12, complete: it is
+//                            written as call-00000012.tmp/ and renamed when done
+//     manifest.txt           the run (program, ranks, threads, seed), the loop call and
+//                            its site, the arrays, the journals; ends with its checksum
+//     array-<id>/            each array, in the format of strata/io/checkpoint.hpp
+//     state-<id>/            the owner state of the Buffer over array <id>, if it has
+//                            one (AdaGrad and AdaRevision sums)
+//     journal-<rank>.bin     that rank's journal: per loop call so far, its site and the
+//                            accumulators' bytes after it
+//
+// The two newest checkpoints are kept; older ones are removed once a newer one is
+// complete.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/comm.hpp"
+
+namespace strata {
+class Runtime;
+}
+
+namespace strata::recovery {
+
+/// An array as the manifest lists it. Arrays are named by id: the program creates
+/// them in the same order every run (ids of library temporaries do not count).
+struct SavedArray {
+  std::uint64_t id = 0;
+  std::string tag;  ///< element type, as checkpoints name it
+  std::vector<std::int64_t> shape;
+  bool owner_state = false;  ///< state-<id>/ holds its Buffer's owner state
+  std::int64_t rounds = 0;   ///< that Buffer's apply rounds so far
+  std::string name;          ///< the array's name, if it has one
+};
+
+struct JournalPart {
+  std::uint64_t bytes = 0;
+  std::uint64_t checksum = 0;
+};
+
+struct RunManifest {
+  int version = 1;
+  std::string program;  ///< the executable's file name
+  int ranks = 0, threads = 0;
+  std::uint64_t seed = 0;
+  std::int64_t call = 0;            ///< loop calls the checkpoint covers
+  std::int64_t changing_calls = 0;  ///< of those, the ones that changed arrays
+  std::string site;                 ///< where loop call `call` is in the program
+  std::vector<SavedArray> arrays;
+  std::vector<JournalPart> journals;  ///< one per rank
+};
+
+std::string format_run_manifest(const RunManifest& m);
+/// Throws CheckpointError naming `file` and the line for anything malformed, and
+/// when the checksum line does not match the text (a damaged manifest).
+RunManifest parse_run_manifest(std::string_view text, const std::string& file);
+
+/// What the journal keeps of one loop call.
+struct CallRecord {
+  std::string site;
+  std::vector<Bytes> states;  ///< journal_bytes() of every live JournaledState, oldest first
+};
+Bytes encode_journal(const std::vector<CallRecord>& records);
+/// Throws CheckpointError naming `file` when the bytes do not parse.
+std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const std::string& file);
+
+/// "call-00000012"
+std::string checkpoint_name(std::int64_t call);
+
+/// Collective: writes the checkpoint of loop call `m.call` into `root`: the arrays
+/// with these ids (and their Buffers' owner state), every rank's journal, the
+/// manifest; then switches `latest` to it and removes all but the two newest.
+/// `m.arrays` and `m.journals` are filled in here. Throws IoError on every rank if
+/// any rank fails; `latest` then still names the previous checkpoint.
+void write_run_checkpoint(Runtime& rt, const std::filesystem::path& root, RunManifest m,
+                          const std::vector<std::uint64_t>& array_ids, const std::vector<CallRecord>& journal);
+
+/// A checkpoint read back for resuming, verified: the manifest and every rank's
+/// journal (all of them, so a run with another rank count can combine them).
+struct ResumePoint {
+  std::filesystem::path dir;
+  RunManifest manifest;
+  std::vector<std::vector<CallRecord>> journals;  ///< [writer rank][call - 1]
+};
+
+/// Collective. `root` is a checkpoint directory (the newest complete checkpoint in it
+/// is used) or one checkpoint (a call-NNNNNNNN directory). Returns nothing when
+/// `root` exists but holds no checkpoint yet. Throws CheckpointError on every rank,
+/// naming the file, when `root` does not exist or the checkpoint is damaged
+/// (truncated, corrupted, files missing) or was written by another program.
+std::optional<ResumePoint> read_resume_point(Runtime& rt, const std::filesystem::path& root);
+
+/// The executable's file name ("strata"), as manifests record it.
+std::string program_name();
+
+}  // namespace strata::recovery

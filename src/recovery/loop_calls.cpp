@@ -1,0 +1,157 @@
+#include "strata/recovery/loop_calls.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/detail/failure_report.hpp"
+#include "strata/error.hpp"
+#include "strata/io/checkpoint_format.hpp"
+#include "strata/loop/access.hpp"
+#include "strata/ps/buffer_base.hpp"
+#include "strata/recovery/journaled_state.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata::recovery {
+
+LoopCalls::LoopCalls(Runtime& rt)
+    : rt_(rt),
+      checkpoint_dir_(rt.options().checkpoint_dir),
+      resume_dir_(rt.options().resume_dir),
+      every_(rt.options().checkpoint_every) {}
+
+bool LoopCalls::begin(const std::source_location& where) {
+  ++call_;
+  site_ = detail::site_label(where);
+  detail::note_loop_call(fmt::format("loop call {} at {}", call_, site_));
+  if (!resume_dir_.empty() && !resume_opened_) open_resume_point();
+  if (!resume_) return false;
+  const RunManifest& m = resume_->manifest;
+  const std::string& then = resume_->journals[0][static_cast<std::size_t>(call_ - 1)].site;
+  if (then != site_)
+    throw CheckpointError(fmt::format("{}: loop call {} of the checkpointed run was at {}, this run's is at {} "
+                                      "(another program, or other options?)",
+                                      (resume_->dir / detail::kManifestName).string(), call_, then, site_));
+  restore_states();
+  journal_.push_back(record_now());
+  ++skipped_;
+  if (call_ == m.call) {
+    load_arrays();
+    changing_calls_ = m.changing_calls;
+    for (const auto& a : m.arrays) changed_ever_.push_back(a.id);
+    std::sort(changed_ever_.begin(), changed_ever_.end());
+    rt_.log_once("resumed from {}: skipped loop calls 1-{}, loaded {} array(s)", resume_->dir.string(), m.call,
+                 m.arrays.size());
+    resume_.reset();
+  }
+  detail::note_loop_call("");
+  return true;
+}
+
+void LoopCalls::end(const std::vector<std::uint64_t>& changed) {
+  detail::note_loop_call("");
+  for (const auto id : changed)
+    if (!std::binary_search(changed_ever_.begin(), changed_ever_.end(), id))
+      changed_ever_.insert(std::upper_bound(changed_ever_.begin(), changed_ever_.end(), id), id);
+  journal_.push_back(record_now());
+  if (changed.empty()) return;
+  ++changing_calls_;
+  if (!checkpoint_dir_.empty() && every_ > 0 && changing_calls_ % every_ == 0) checkpoint();
+}
+
+void LoopCalls::open_resume_point() {
+  resume_opened_ = true;
+  resume_ = read_resume_point(rt_, resume_dir_);
+  if (!resume_) rt_.log_once("{} holds no checkpoint yet: starting from the beginning", resume_dir_);
+  else check_arrays(false);  // refuse a checkpoint that does not fit before skipping anything
+}
+
+CallRecord LoopCalls::record_now() const {
+  CallRecord r{site_, {}};
+  for (const auto* s : JournaledState::live()) r.states.push_back(s->journal_bytes());
+  return r;
+}
+
+void LoopCalls::restore_states() {
+  const RunManifest& m = resume_->manifest;
+  const auto at = static_cast<std::size_t>(call_ - 1);
+  const auto live = JournaledState::live();
+  const std::size_t then = resume_->journals[0][at].states.size();
+  if (then != live.size())
+    throw CheckpointError(fmt::format("{}: after loop call {} the checkpointed run had {} accumulator(s) alive, this "
+                                      "run has {} (another program?)",
+                                      (resume_->dir / detail::kManifestName).string(), call_, then, live.size()));
+  const bool same_layout = m.ranks == rt_.size() && m.threads == rt_.threads();
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    std::vector<std::span<const std::byte>> parts;
+    for (const auto& journal : resume_->journals) {
+      const auto& states = journal[at].states;
+      if (states.size() != then) throw CheckpointError("the ranks' journals disagree (corrupted checkpoint)");
+      parts.emplace_back(states[i]);
+    }
+    live[i]->restore_journal(parts, rt_.rank(), same_layout);
+  }
+}
+
+// Checks the checkpoint's arrays against this run's: type and shape, and a Buffer
+// where owner state was saved. Arrays the program has not created yet are checked
+// when they are loaded (`all_exist`).
+void LoopCalls::check_arrays(bool all_exist) const {
+  const RunManifest& m = resume_->manifest;
+  const std::string where = (resume_->dir / detail::kManifestName).string();
+  for (const auto& a : m.arrays) {
+    auto* array = detail::ArrayBase::find_array(a.id);
+    const std::string label = a.name.empty() ? fmt::format("array #{}", a.id) : a.name;
+    if (!array && !all_exist) continue;
+    if (!array)
+      throw CheckpointError(fmt::format("{}: {} does not exist in this run at loop call {} (another program?)", where,
+                                        label, m.call));
+    if (array->type_tag() != a.tag || array->shape_vector() != a.shape)
+      throw CheckpointError(fmt::format("{}: {} was checkpointed as {} [{}]; this run's {} is {} [{}] (another "
+                                        "program, or other options?)",
+                                        where, label, a.tag, fmt::join(a.shape, ", "), detail::array_label(*array),
+                                        array->type_tag(), fmt::join(array->shape_vector(), ", ")));
+    if (a.owner_state && all_exist) {
+      auto* b = detail::BufferBase::find_buffer(a.id);
+      if (!b || !b->has_owner_state())
+        throw CheckpointError(fmt::format("{}: {} was written through a Buffer with owner state; this run has no such "
+                                          "Buffer over it",
+                                          where, label));
+    }
+  }
+}
+
+void LoopCalls::load_arrays() {
+  const RunManifest& m = resume_->manifest;
+  // Every array is checked and read before any is changed: nothing is half-loaded.
+  check_arrays(true);
+  std::vector<std::function<void()>> puts;
+  for (const auto& a : m.arrays) {
+    puts.push_back(detail::ArrayBase::find_array(a.id)->stage_load(resume_->dir / fmt::format("array-{}", a.id)));
+    if (a.owner_state)
+      puts.push_back(detail::BufferBase::find_buffer(a.id)->stage_owner_state(
+          resume_->dir / fmt::format("state-{}", a.id), a.rounds));
+  }
+  for (auto& put : puts) put();
+}
+
+void LoopCalls::checkpoint() {
+  const auto t0 = std::chrono::steady_clock::now();
+  RunManifest m;
+  m.program = program_name();
+  m.ranks = rt_.size();
+  m.threads = rt_.threads();
+  m.seed = rt_.seed();
+  m.call = call_;
+  m.changing_calls = changing_calls_;
+  m.site = site_;
+  write_run_checkpoint(rt_, checkpoint_dir_, m, changed_ever_, journal_);
+  ++checkpoints_;
+  checkpoint_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rt_.debug("checkpoint after loop call {} ({}) written to {}", call_, site_, checkpoint_dir_);
+}
+
+}  // namespace strata::recovery

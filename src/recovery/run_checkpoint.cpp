@@ -1,0 +1,306 @@
+// Writing and reading run checkpoints (see strata/recovery/run_checkpoint.hpp).
+#include "strata/recovery/run_checkpoint.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/detail/collective_error.hpp"
+#include "strata/detail/pack.hpp"
+#include "strata/error.hpp"
+#include "strata/io/checkpoint_format.hpp"
+#include "strata/io/files.hpp"
+#include "strata/loop/access.hpp"
+#include "strata/ps/buffer_base.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata::recovery {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMagic = "strata-run-checkpoint";
+constexpr const char* kLatest = "latest";
+
+// Filesystem and I/O failures become errors of type E (IoError while writing,
+// CheckpointError while reading), so every rank agrees on one typed error.
+template <class E, class F>
+void typed(F&& f) {
+  try {
+    f();
+  } catch (const E&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw E(e.what());
+  }
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("{}", fmt::join(shape, "x")); }
+
+std::vector<std::int64_t> parse_shape(const std::string& s) {
+  std::vector<std::int64_t> out;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, 'x')) out.push_back(std::stoll(part));
+  return out;
+}
+
+// The names of complete checkpoints in `root`, oldest first.
+std::vector<std::string> checkpoints_in(const fs::path& root) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const std::string n = e.path().filename().string();
+    if (e.is_directory() && n.size() == 13 && n.starts_with("call-") &&
+        std::all_of(n.begin() + 5, n.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      names.push_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  detail::write_file_synced(p, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+std::string read_text(const fs::path& p, std::uint64_t limit) {
+  const Bytes b = detail::read_file(p, limit);
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+// Rank 0, once every part is written: the manifest, the atomic switch, `latest`.
+void publish(const fs::path& root, const fs::path& tmp, const fs::path& dir, const RunManifest& m) {
+  write_text(tmp / detail::kManifestName, format_run_manifest(m));
+  detail::sync_dir(tmp);
+  if (fs::exists(dir)) fs::remove_all(dir);  // an earlier run's checkpoint of the same call
+  fs::rename(tmp, dir);
+  write_text(root / "latest.tmp", dir.filename().string() + "\n");
+  fs::rename(root / "latest.tmp", root / kLatest);
+  detail::sync_dir(root);
+  const auto names = checkpoints_in(root);
+  for (std::size_t k = 0; k + 2 < names.size(); ++k) fs::remove_all(root / names[k]);
+}
+
+}  // namespace
+
+std::string checkpoint_name(std::int64_t call) { return fmt::format("call-{:08}", call); }
+
+std::string program_name() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("unknown") : exe.filename().string();
+}
+
+std::string format_run_manifest(const RunManifest& m) {
+  std::string t = fmt::format("{} {}\nprogram {}\nranks {}\nthreads {}\nseed {}\ncall {}\nchanging-calls {}\nsite {}\n",
+                              kMagic, m.version, m.program, m.ranks, m.threads, m.seed, m.call, m.changing_calls,
+                              m.site);
+  for (const auto& a : m.arrays)
+    t += fmt::format("array {} {} {} {} {}{}{}\n", a.id, a.tag, shape_text(a.shape), a.owner_state ? 1 : 0, a.rounds,
+                     a.name.empty() ? "" : " ", a.name);
+  for (std::size_t r = 0; r < m.journals.size(); ++r)
+    t += fmt::format("journal {} {} {:016x}\n", r, m.journals[r].bytes, m.journals[r].checksum);
+  return t + fmt::format("checksum {:016x}\n", detail::checkpoint_checksum(std::as_bytes(std::span(t.data(), t.size()))));
+}
+
+RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
+  RunManifest m;
+  std::size_t line_no = 0, at = 0;
+  bool magic = false, checksum_seen = false;
+  auto fail = [&](const std::string& why) {
+    throw CheckpointError(fmt::format("{}:{}: {}", file, line_no, why));
+  };
+  while (at < text.size()) {
+    const std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) {
+      ++line_no;
+      fail("the last line is cut off (torn write?)");
+    }
+    const std::string line(text.substr(at, end - at));
+    const std::size_t line_start = at;
+    at = end + 1;
+    ++line_no;
+    std::istringstream in(line);
+    std::string key;
+    in >> key;
+    try {
+      if (line_no == 1) {
+        if (key != kMagic || !(in >> m.version) || m.version != 1)
+          fail(fmt::format("not a run checkpoint manifest of version 1 (starts '{}')", line.substr(0, 40)));
+        magic = true;
+      } else if (key == "program") in >> m.program;
+      else if (key == "ranks") in >> m.ranks;
+      else if (key == "threads") in >> m.threads;
+      else if (key == "seed") in >> m.seed;
+      else if (key == "call") in >> m.call;
+      else if (key == "changing-calls") in >> m.changing_calls;
+      else if (key == "site") in >> m.site;
+      else if (key == "array") {
+        SavedArray a;
+        std::string shape;
+        int state = 0;
+        if (!(in >> a.id >> a.tag >> shape >> state >> a.rounds)) fail("malformed array line");
+        a.shape = parse_shape(shape);
+        a.owner_state = state != 0;
+        std::getline(in >> std::ws, a.name);
+        m.arrays.push_back(a);
+      } else if (key == "journal") {
+        std::size_t r = 0;
+        std::string sum;
+        JournalPart j;
+        if (!(in >> r >> j.bytes >> sum) || r != m.journals.size()) fail("malformed journal line");
+        j.checksum = std::stoull(sum, nullptr, 16);
+        m.journals.push_back(j);
+      } else if (key == "checksum") {
+        std::string sum;
+        in >> sum;
+        const auto want = detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), line_start)));
+        if (std::stoull(sum, nullptr, 16) != want) fail("the manifest's checksum does not match its text (corrupted)");
+        checksum_seen = true;
+        if (at != text.size()) fail("text after the checksum line");
+      } else {
+        fail(fmt::format("unknown key '{}'", key));
+      }
+    } catch (const std::logic_error&) {  // stoll / stoull
+      fail("malformed number");
+    }
+    if (in.fail()) fail(fmt::format("malformed '{}' line", key));
+  }
+  if (!magic) fail("empty manifest");
+  if (!checksum_seen) fail("no checksum line (torn write?)");
+  if (m.ranks < 1 || m.threads < 1 || m.call < 1 || static_cast<int>(m.journals.size()) != m.ranks)
+    fail("ranks, threads, call or journals missing");
+  return m;
+}
+
+Bytes encode_journal(const std::vector<CallRecord>& records) {
+  Bytes out;
+  detail::append<std::uint64_t>(out, records.size());
+  for (const auto& r : records) {
+    detail::append_string(out, r.site);
+    detail::append<std::uint64_t>(out, r.states.size());
+    for (const auto& s : r.states) {
+      detail::append<std::uint64_t>(out, s.size());
+      detail::append_span<std::byte>(out, s);
+    }
+  }
+  return out;
+}
+
+std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const std::string& file) {
+  try {
+    detail::Reader in(bytes);
+    std::vector<CallRecord> out(static_cast<std::size_t>(in.get<std::uint64_t>()));
+    if (out.size() > bytes.size()) throw CheckpointError(fmt::format("{}: malformed journal", file));
+    for (auto& r : out) {
+      r.site = in.get_string();
+      r.states.resize(static_cast<std::size_t>(in.get<std::uint64_t>()));
+      for (auto& s : r.states) {
+        s.resize(static_cast<std::size_t>(in.get<std::uint64_t>()));
+        in.get_span(std::span(s));
+      }
+    }
+    if (in.remaining() != 0) throw CheckpointError(fmt::format("{}: bytes after the last record", file));
+    return out;
+  } catch (const InternalError&) {
+    throw CheckpointError(fmt::format("{}: the journal ends in the middle of a record", file));
+  } catch (const std::length_error&) {
+    throw CheckpointError(fmt::format("{}: malformed journal", file));
+  }
+}
+
+void write_run_checkpoint(Runtime& rt, const fs::path& root, RunManifest m, const std::vector<std::uint64_t>& array_ids,
+                          const std::vector<CallRecord>& journal) {
+  Comm& comm = rt.comm();
+  const fs::path dir = root / checkpoint_name(m.call), tmp = root / (checkpoint_name(m.call) + ".tmp");
+  detail::all_or_none(comm, [&] {
+    if (comm.rank() != 0) return;
+    typed<IoError>([&] {
+      fs::create_directories(root);
+      fs::remove_all(tmp);
+      fs::create_directories(tmp);
+    });
+  });
+  try {
+    m.arrays.clear();
+    for (const auto id : array_ids) {
+      auto* a = detail::ArrayBase::find_array(id);
+      if (!a) continue;  // gone since the call that changed it
+      SavedArray s{id, a->type_tag(), a->shape_vector(), false, 0, a->name()};
+      a->save_to(tmp / fmt::format("array-{}", id));
+      if (auto* b = detail::BufferBase::find_buffer(id); b && b->has_owner_state()) {
+        b->save_owner_state(tmp / fmt::format("state-{}", id));
+        s.owner_state = true;
+        s.rounds = b->rounds();
+      }
+      m.arrays.push_back(std::move(s));
+    }
+    const Bytes mine = encode_journal(journal);
+    detail::all_or_none(comm, [&] {
+      typed<IoError>([&] { detail::write_file_synced(tmp / fmt::format("journal-{}.bin", comm.rank()), mine); });
+    });
+    Bytes part;
+    detail::append(part, JournalPart{mine.size(), detail::checkpoint_checksum(mine)});
+    m.journals.clear();
+    for (const auto& p : comm.allgatherv(part)) m.journals.push_back(detail::as_vector<JournalPart>(p).at(0));
+    detail::all_or_none(comm, [&] {
+      if (comm.rank() == 0) typed<IoError>([&] { publish(root, tmp, dir, m); });
+    });
+  } catch (...) {
+    if (comm.rank() == 0) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+    }
+    throw;
+  }
+}
+
+std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) {
+  std::optional<ResumePoint> out;
+  detail::all_or_none(rt.comm(), [&] {
+    typed<CheckpointError>([&] {
+      if (!fs::is_directory(root))
+        throw CheckpointError(fmt::format("resume from {}: no such directory", root.string()));
+      fs::path dir = root;
+      if (!fs::exists(root / detail::kManifestName)) {
+        if (!fs::exists(root / kLatest)) return;  // nothing checkpointed yet
+        std::string name = read_text(root / kLatest, 256);
+        while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+        dir = root / name;
+        if (name.empty() || !fs::is_directory(dir))
+          throw CheckpointError(fmt::format("{}: names checkpoint '{}', which does not exist", (root / kLatest).string(), name));
+      }
+      const fs::path manifest = dir / detail::kManifestName;
+      if (!fs::exists(manifest))
+        throw CheckpointError(fmt::format("{}: missing (not a checkpoint, or a torn one)", manifest.string()));
+      ResumePoint p;
+      p.dir = dir;
+      p.manifest = parse_run_manifest(read_text(manifest, 1 << 24), manifest.string());
+      if (p.manifest.program != program_name())
+        throw CheckpointError(fmt::format("{}: written by program '{}', not by this one ('{}')", manifest.string(),
+                                          p.manifest.program, program_name()));
+      for (int r = 0; r < p.manifest.ranks; ++r) {
+        const fs::path f = dir / fmt::format("journal-{}.bin", r);
+        const auto& want = p.manifest.journals[static_cast<std::size_t>(r)];
+        if (!fs::exists(f)) throw CheckpointError(fmt::format("{}: missing", f.string()));
+        const Bytes b = detail::read_file(f, want.bytes + 1);
+        if (b.size() != want.bytes)
+          throw CheckpointError(fmt::format("{}: {} bytes, the manifest says {} (truncated or torn)", f.string(),
+                                            b.size(), want.bytes));
+        if (detail::checkpoint_checksum(b) != want.checksum)
+          throw CheckpointError(fmt::format("{}: checksum does not match the manifest (corrupted)", f.string()));
+        p.journals.push_back(decode_journal(b, f.string()));
+        if (static_cast<std::int64_t>(p.journals.back().size()) != p.manifest.call)
+          throw CheckpointError(fmt::format("{}: {} loop calls journaled, the manifest says {}", f.string(),
+                                            p.journals.back().size(), p.manifest.call));
+      }
+      out = std::move(p);
+    });
+  });
+  return out;
+}
+
+}  // namespace strata::recovery

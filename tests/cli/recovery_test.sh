@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Fault tolerance of `strata train`, end to end (issue #6): a rank killed with SIGKILL
+# in the middle of a run stops the whole job within the timeout with a message naming
+# the rank; the same command with --resume finishes, and its model is bit-identical to
+# an uninterrupted run's. A stopped (hung) rank turns into a timeout. Damaged
+# checkpoints, and checkpoints of another program or other shapes, are refused with
+# one clear line; nothing is loaded then. Two runs with the same seed agree bit for bit.
+#   recovery_test.sh STRATA_BINARY SCRATCH_DIR
+set -uo pipefail
+strata=$1
+dir=$2
+mpiexec=${MPIEXEC:-mpirun}
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# A pass of roughly 0.2-1 s on two ranks, so a kill lands inside a pass.
+spec="users=20000,items=2000,ratings=1000000,rank=5"
+run=(train mf --synthetic "$spec" --epochs 6 --rank 32 --lr 0.01 --seed 11 --threads 1)
+
+# same_model A B: every file of the saved models is identical.
+same_model() {
+  local a=$1 b=$2 f
+  for f in $(cd "$a" && find . -type f | sort); do
+    cmp -s "$a/$f" "$b/$f" || { fail "$a/$f and $b/$f differ"; return; }
+  done
+  [ "$(cd "$a" && find . -type f | wc -l)" -eq "$(cd "$b" && find . -type f | wc -l)" ] || fail "$a and $b hold other files"
+}
+# losses FILE: the pass and loss columns of a metrics CSV (times differ run to run).
+losses() { grep -v '^#' "$1" | cut -d, -f1,6-; }
+
+# pid_of_rank MPIRUN_PID RANK: the process of that rank (a child of mpirun).
+pid_of_rank() {
+  local p
+  for p in $(pgrep -P "$1"); do
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
+  done
+}
+
+# wait_for_checkpoint DIR N PID: until DIR/latest names a checkpoint after loop call >= N.
+wait_for_checkpoint() {
+  local t
+  for t in $(seq 1 600); do
+    if [ -f "$1/latest" ] && [ "$(sed 's/call-0*//' "$1/latest")" -ge "$2" ]; then return 0; fi
+    kill -0 "$3" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+# 1. Uninterrupted runs: the reference, and its twin (determinism).
+"$mpiexec" -np 2 "$strata" "${run[@]}" --save ref --metrics ref.csv >ref.txt 2>&1 || fail "reference run: $(cat ref.txt)"
+"$mpiexec" -np 2 "$strata" "${run[@]}" --save twin >twin.txt 2>&1 || fail "twin run: $(cat twin.txt)"
+same_model ref twin
+
+lda=(train lda --synthetic "docs=400,words=600,topics=8,doclen=60" --epochs 3 --seed 3 --threads 1)
+"$mpiexec" -np 2 "$strata" "${lda[@]}" --save lda1 >lda1.txt 2>&1 || fail "lda run: $(cat lda1.txt)"
+"$mpiexec" -np 2 "$strata" "${lda[@]}" --save lda2 >lda2.txt 2>&1 || fail "lda twin run: $(cat lda2.txt)"
+same_model lda1 lda2
+
+# 2. Checkpoint after every pass; SIGKILL rank 1 in pass 3 (mf makes three loop calls
+#    per pass: training, then the fit on training and on test data, so the checkpoint
+#    of pass 2 follows loop call 4).
+"$mpiexec" -np 2 "$strata" "${run[@]}" --checkpoint-dir ck --save never >killed.txt 2>&1 &
+job=$!
+if wait_for_checkpoint ck 4 "$job"; then
+  sleep 0.3  # past pass 2's evaluation, into pass 3's training (passes take 0.2-1 s)
+  victim=$(pid_of_rank "$job" 1)
+  [ -n "$victim" ] || fail "no process of rank 1 found under mpirun $job"
+  start=$(date +%s)
+  kill -KILL "$victim"
+  wait "$job"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  [ "$rc" -ne 0 ] || fail "the job with a killed rank exited 0"
+  [ "$took" -le 60 ] || fail "the job took ${took}s to stop after a rank died"
+  grep -qi "rank 1" killed.txt || fail "no message names rank 1: $(cat killed.txt)"
+  [ ! -d never ] || fail "the killed job saved a model"
+  echo "killed rank 1 (pid $victim): job stopped in ${took}s with exit $rc"
+else
+  wait "$job"
+  fail "no checkpoint after pass 2 appeared: $(cat killed.txt)"
+fi
+
+# 3. The same command with --resume finishes; the model and the losses are the
+#    uninterrupted run's, bit for bit.
+"$mpiexec" -np 2 "$strata" "${run[@]}" --checkpoint-dir ck --resume ck --save resumed --metrics resumed.csv \
+  >resumed.txt 2>&1 || fail "resumed run: $(cat resumed.txt)"
+grep -q "resumed from" resumed.txt || fail "the resumed run did not say it resumed: $(cat resumed.txt)"
+same_model ref resumed
+[ "$(losses ref.csv)" = "$(losses resumed.csv)" ] || fail "losses differ: $(losses ref.csv) vs $(losses resumed.csv)"
+[ "$(ls -d ck/call-* | wc -l)" -le 2 ] || fail "more than two checkpoints kept: $(ls ck)"
+
+# 4. A hung rank (SIGSTOP) becomes a timeout naming the operation; the job ends.
+"$mpiexec" -np 2 "$strata" "${run[@]}" --strata-timeout 3 --checkpoint-dir hang >hang.txt 2>&1 &
+job=$!
+if wait_for_checkpoint hang 1 "$job"; then
+  victim=$(pid_of_rank "$job" 1)
+  start=$(date +%s)
+  kill -STOP "$victim"
+  ( sleep 60; kill -KILL "$victim" 2>/dev/null ) &
+  guard=$!
+  wait "$job"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  kill "$guard" 2>/dev/null
+  kill -KILL "$victim" 2>/dev/null
+  [ "$rc" -ne 0 ] || fail "the job with a hung rank exited 0"
+  [ "$took" -le 30 ] || fail "the job took ${took}s to stop after a rank hung (timeout 3 s)"
+  grep -q "timed out" hang.txt || fail "no timeout message: $(cat hang.txt)"
+  echo "stopped rank 1: job ended in ${took}s with exit $rc"
+else
+  wait "$job"
+  fail "no checkpoint in the hang run: $(cat hang.txt)"
+fi
+
+# 5. Refused checkpoints: one line on stderr, exit 1, nothing trained.
+# expect_refusal NAME PATTERN ARGS...
+expect_refusal() {
+  local name=$1 pattern=$2
+  shift 2
+  "$strata" "$@" >"$name.out" 2>"$name.err"
+  local rc=$?
+  [ "$rc" -eq 1 ] || fail "$name: exit $rc, wanted 1 ($(cat "$name.err"))"
+  [ "$(wc -l <"$name.err")" -eq 1 ] || fail "$name: stderr has $(wc -l <"$name.err") lines: $(cat "$name.err")"
+  grep -q -- "$pattern" "$name.err" || fail "$name: stderr '$(cat "$name.err")' lacks '$pattern'"
+}
+small=(train mf --synthetic "users=300,items=80,ratings=5000,rank=3" --epochs 3 --rank 8 --seed 5 --threads 1)
+"$strata" "${small[@]}" --checkpoint-dir good >good.txt 2>&1 || fail "small checkpointed run: $(cat good.txt)"
+last=good/$(cat good/latest)
+damage() { rm -rf "$1" && cp -r good "$1" && echo "$1/$(cat "$1/latest")"; }
+
+c=$(damage torn); part=$(ls "$c"/array-*/part-*.bin | head -1); truncate -s -4 "$part"
+expect_refusal torn "part-.*\(truncated\|bytes\)" "${small[@]}" --resume torn
+c=$(damage flipped); printf 'X' | dd of="$c/journal-0.bin" bs=1 seek=20 conv=notrunc 2>/dev/null
+expect_refusal corrupt "journal-0.bin.*corrupted" "${small[@]}" --resume flipped
+c=$(damage manifest); sed -i 's/^seed .*/seed 99/' "$c/manifest.txt"
+expect_refusal manifest "checksum" "${small[@]}" --resume manifest
+c=$(damage cut); head -c 100 "$last/manifest.txt" >"$c/manifest.txt"
+expect_refusal cut "manifest.txt" "${small[@]}" --resume cut
+expect_refusal shapes "W was checkpointed as f32 \[300, 8\]; this run.s W is f32 \[300, 16\]" "${small[@]}" --rank 16 --resume good
+expect_refusal other_app "another program" train slr --synthetic "samples=500,features=200,nnz=5" --epochs 2 \
+  --resume good
+expect_refusal missing "no such directory" "${small[@]}" --resume does-not-exist
+# After a refused resume nothing was half-loaded: the run never started training.
+grep -q "pass 1" shapes.out && fail "a refused resume reported a pass: $(cat shapes.out)"
+
+echo "recovery_test: $failures failure(s)"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,117 @@
+// A small training program for the resume tests (tests/cli/resume_probe_test.sh). Per
+// pass it makes four loop calls of every kind a checkpoint must cover: a 2-D SGD loop
+// writing two arrays in place, a buffered loop whose AdaGrad Buffer keeps owner state,
+// a sync_for mini-batch loop, and a read-only loop feeding an Accumulator. It writes
+// the losses and every array's final bytes to OUT (rank 0), so two runs can be
+// compared byte for byte.
+//   resume_probe OUT [--stop-after CALLS] [--strata-checkpoint-dir DIR] [--strata-resume DIR]
+// --stop-after ends the process abruptly (exit 3) right after that many loop calls,
+// as a crash would, without any cleanup.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "strata/buffer.hpp"
+#include "strata/loop/parallel_for.hpp"
+#include "strata/recovery/loop_calls.hpp"
+#include "strata/runtime.hpp"
+#include "strata/sync_for.hpp"
+
+namespace {
+
+using namespace strata;
+
+template <class T, std::size_t N>
+void append_array(std::string& out, const DistArray<T, N>& a) {
+  const std::vector<T> all = a.gather();
+  out.append(reinterpret_cast<const char*>(all.data()), all.size() * sizeof(T));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Runtime rt(argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: resume_probe OUT [--stop-after CALLS]\n");
+    return 2;
+  }
+  const std::string out_path = argv[1];
+  const long stop_after = argc > 3 && std::strcmp(argv[2], "--stop-after") == 0 ? std::atol(argv[3]) : 0;
+  auto maybe_crash = [&] {
+    if (stop_after > 0 && rt.loop_calls().calls() >= stop_after) {
+      std::fflush(nullptr);
+      _exit(3);
+    }
+  };
+
+  constexpr std::int64_t rows = 60, cols = 40, K = 4;
+  std::vector<Entry<float, 2>> entries;
+  if (rt.rank() == 0)
+    for (std::int64_t u = 0; u < rows; ++u)
+      for (std::int64_t i = (u * 7) % 5; i < cols; i += 3)
+        entries.push_back({{u, i}, static_cast<float>((u * 13 + i * 7) % 11) / 5.0f});
+  auto R = DistArray<float, 2>::sparse(rt, {rows, cols}, std::move(entries));
+  auto W = DistArray<float, 2>::randn(rt, {rows, K}, 0.1, 0.0, Partition::range(0), 1);
+  auto H = DistArray<float, 2>::randn(rt, {cols, K}, 0.1, 0.0, Partition::range(0), 2);
+  auto bias = DistArray<double, 1>::zeros(rt, {cols});
+  auto v = DistArray<double, 1>::zeros(rt, {4});
+  W.set_name("W");
+  H.set_name("H");
+  bias.set_name("bias");
+  v.set_name("v");
+  Buffer<double, 1, apply::AdaGrad> bias_buf(bias, apply::adagrad(0.05));
+  Accumulator<double> loss(rt);
+  auto rows_space = DistArray<float, 1>::fill(rt, {rows}, 1.0f);
+
+  std::vector<double> losses;
+  for (int pass = 0; pass < 4; ++pass) {
+    parallel_for(R, [&](const Index<2>& ui, float r) {
+      float* w = W.row(ui[0]).data();
+      float* h = H.row(ui[1]).data();
+      float e = r;
+      for (int k = 0; k < K; ++k) e -= w[k] * h[k];
+      for (int k = 0; k < K; ++k) {
+        const float wk = w[k];
+        w[k] += 0.05f * (e * h[k] - 0.01f * wk);
+        h[k] += 0.05f * (e * wk - 0.01f * h[k]);
+      }
+    });
+    maybe_crash();
+    parallel_for(R, [&](const Index<2>& ui, float r) { bias_buf.add({ui[1]}, static_cast<double>(r) - 1.0); });
+    maybe_crash();
+    sync_for(rows_space, [&](const Index<1>& i, float x) { v({i[0] % 4}) += 0.001 * x * static_cast<double>(i[0]); },
+             {.batch = 8}, synced(v, Combine::sum));
+    maybe_crash();
+    parallel_for(R, [&](const Index<2>& ui, float r) {
+      const auto w = W.read_row(ui[0]);
+      const auto h = H.read_row(ui[1]);
+      float e = r;
+      for (int k = 0; k < K; ++k) e -= w[static_cast<std::size_t>(k)] * h[static_cast<std::size_t>(k)];
+      loss += static_cast<double>(e) * e;
+    });
+    losses.push_back(loss.take());  // driver variable: must come out the same when resumed
+    maybe_crash();
+  }
+
+  std::string out;
+  out.append(reinterpret_cast<const char*>(losses.data()), losses.size() * sizeof(double));
+  append_array(out, W);
+  append_array(out, H);
+  append_array(out, bias);
+  append_array(out, v);
+  if (rt.rank() == 0) {
+    std::FILE* f = std::fopen(out_path.c_str(), "wb");
+    if (!f || std::fwrite(out.data(), 1, out.size(), f) != out.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "cannot write %s\n", out_path.c_str());
+      return 1;
+    }
+    std::printf("losses:");
+    for (double l : losses) std::printf(" %.9g", l);
+    std::printf("\nskipped %lld loop call(s)\n", static_cast<long long>(rt.loop_calls().skipped()));
+  }
+  return 0;
+}
