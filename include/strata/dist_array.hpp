@@ -175,6 +175,21 @@ class DistArray : public detail::ArrayBase {
   void save_to(const std::filesystem::path& dir) const override;
   std::function<void()> stage_load(const std::filesystem::path& dir) override;
   std::string type_tag() const override;
+  std::uint64_t content_fingerprint() const override {
+    std::uint64_t sum = 0;
+    for_each_local([&](const Index<N>& i, const T& v) {
+      std::uint64_t h = mix64(static_cast<std::uint64_t>(linearize(i, shape_)) + 0x243F6A8885A308D3ULL);
+      unsigned char bytes[sizeof(T)];
+      std::memcpy(bytes, &v, sizeof(T));
+      for (std::size_t at = 0; at < sizeof(T); at += 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, bytes + at, std::min<std::size_t>(8, sizeof(T) - at));
+        h = mix64(h ^ word);
+      }
+      sum += h;
+    });
+    return rt_->comm().allreduce(sum, ReduceOp::sum);
+  }
 
   // ---- local access ---------------------------------------------------------
 
@@ -607,7 +622,8 @@ class DistArray : public detail::ArrayBase {
   std::vector<T> dense_;          // dense: local box, row-major
   std::vector<Index<N>> keys_;    // sparse: sorted local keys
   std::vector<T> values_;         // sparse: values parallel to keys_
-  Partition travel_partition_;    // the partition to return to after travel_end
+  Partition travel_partition_;
+  std::uint64_t travel_version_ = 0;  // the structure version to return to after travel    // the partition to return to after travel_end
 };
 
 }  // namespace strata

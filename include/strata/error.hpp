@@ -67,6 +67,13 @@ class CheckpointError : public Error {
   using Error::Error;
 };
 
+/// A replay (RuntimeOptions::replay_dir) does not follow its record: another loop
+/// site, or an array that came out different after a loop call.
+class ReplayError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Shapes, indices or partitions do not fit together.
 class ShapeError : public Error {
  public:

@@ -37,6 +37,14 @@ struct RuntimeOptions {
   /// Resume from the newest checkpoint in this directory ("" = start afresh): loop
   /// calls it covers are skipped and what they left is loaded instead.
   std::string resume_dir;
+  /// Record the run's execution into this directory ("" = no): per loop call its site,
+  /// the serial order of dependence-preserving plans, and fingerprints of the arrays it
+  /// changed (strata/recovery/execution_record.hpp).
+  std::string record_dir;
+  /// Replay a recorded run: on the recorded ranks and threads, or in one process on
+  /// one thread (loops run in their recorded serial order); stops with ReplayError at
+  /// the first loop call whose arrays differ from the record.
+  std::string replay_dir;
 };
 
 class Runtime {
@@ -44,8 +52,10 @@ class Runtime {
   /// Reads options from the command line and removes them from argv:
   ///   --strata-threads=N  --strata-timeout=SECONDS  --strata-seed=S  --strata-log=LEVEL
   ///   --strata-checkpoint-dir=DIR  --strata-checkpoint-every=N  --strata-resume=DIR
+  ///   --strata-record=DIR  --strata-replay=DIR
   /// and from the environment (STRATA_THREADS, STRATA_TIMEOUT, STRATA_SEED, STRATA_LOG,
-  /// STRATA_CHECKPOINT_DIR, STRATA_CHECKPOINT_EVERY, STRATA_RESUME);
+  /// STRATA_CHECKPOINT_DIR, STRATA_CHECKPOINT_EVERY, STRATA_RESUME, STRATA_RECORD,
+  /// STRATA_REPLAY);
   /// the command line wins over the environment, both over `defaults`.
   Runtime(int& argc, char** argv, RuntimeOptions defaults = {});
   explicit Runtime(RuntimeOptions options = {});

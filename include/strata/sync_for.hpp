@@ -259,6 +259,10 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
         throw OptionError("sync_for: the same array is synced twice");
   }
   if (rt.loop_calls().begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
+  if (rt.loop_calls().replaying_serially())
+    throw ReplayError(fmt::format("replay of loop call {} (sync_for at {}): mini-batch loops replay only on the "
+                                  "recorded ranks and threads",
+                                  rt.loop_calls().calls(), detail::site_label(options.where)));
   const int T = rt.threads();
   const auto values = space.local_values();
   const auto n = static_cast<std::int64_t>(values.size());
@@ -311,7 +315,7 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
   std::vector<std::uint64_t> changed;
   for (auto* s : synced) changed.push_back(s->array_id());
   std::sort(changed.begin(), changed.end());
-  rt.loop_calls().end(changed);
+  rt.loop_calls().end({changed, {}, 0});
   return stats;
 }
 

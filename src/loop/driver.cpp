@@ -48,6 +48,11 @@ int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
   return iterations >= kSampleFrom ? 16 : 1;
 }
 
+std::uint64_t next_plan_serial() {
+  static std::uint64_t built = 0;
+  return ++built;
+}
+
 std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written) {
   std::vector<std::uint64_t> ids;
   for (const auto& r : plan.roles)
@@ -60,26 +65,36 @@ std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_
   return ids;
 }
 
-const Plan& skipped_plan(const std::source_location& where) {
-  static std::map<std::string, std::unique_ptr<Plan>> skipped;  // one per site, for the whole run
+namespace {
+// A plan with nothing but its site and a flag, one per site and flag for the run.
+const Plan& placeholder_plan(const std::source_location& where, bool replayed) {
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<Plan>> plans;
   const std::string site = strata::detail::site_label(where);
-  auto& p = skipped[site];
+  auto& p = plans[{site, replayed}];
   if (!p) {
     p = std::make_unique<Plan>();
     p->loop_site = site;
-    p->skipped = true;
+    p->skipped = !replayed;
+    p->replayed = replayed;
   }
   return *p;
 }
+}  // namespace
+
+const Plan& skipped_plan(const std::source_location& where) { return placeholder_plan(where, false); }
+const Plan& replayed_plan(const std::source_location& where) { return placeholder_plan(where, true); }
+
+std::vector<std::uint64_t> buffered_arrays(const Plan& plan) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& s : plan.sites)
+    if (s.mode == strata::detail::AccessMode::buffered && std::find(ids.begin(), ids.end(), s.array_id) == ids.end())
+      ids.push_back(s.array_id);
+  return ids;
+}
 
 void flush_buffers(const Plan& plan) {
-  std::vector<std::uint64_t> done;
-  for (const auto& s : plan.sites) {  // the same order on every rank
-    if (s.mode != strata::detail::AccessMode::buffered ||
-        std::find(done.begin(), done.end(), s.array_id) != done.end())
-      continue;
-    done.push_back(s.array_id);
-    auto* b = strata::detail::BufferBase::find_buffer(s.array_id);
+  for (const auto id : buffered_arrays(plan)) {  // the same order on every rank
+    auto* b = strata::detail::BufferBase::find_buffer(id);
     STRATA_CHECK(b != nullptr, "a loop wrote through a Buffer that no longer exists");
     b->flush();
   }

@@ -21,12 +21,17 @@ LoopCalls::LoopCalls(Runtime& rt)
     : rt_(rt),
       checkpoint_dir_(rt.options().checkpoint_dir),
       resume_dir_(rt.options().resume_dir),
-      every_(rt.options().checkpoint_every) {}
+      every_(rt.options().checkpoint_every),
+      record_(std::make_unique<ExecutionRecord>(rt)) {}
+
+LoopCalls::~LoopCalls() = default;
 
 bool LoopCalls::begin(const std::source_location& where) {
   ++call_;
   site_ = detail::site_label(where);
   detail::note_loop_call(fmt::format("loop call {} at {}", call_, site_));
+  if (record_->mode() == ExecutionRecord::Mode::replay || record_->mode() == ExecutionRecord::Mode::serial_replay)
+    expected_ = &record_->expect(call_, site_);
   if (!resume_dir_.empty() && !resume_opened_) open_resume_point();
   if (!resume_) return false;
   const RunManifest& m = resume_->manifest;
@@ -51,8 +56,10 @@ bool LoopCalls::begin(const std::source_location& where) {
   return true;
 }
 
-void LoopCalls::end(const std::vector<std::uint64_t>& changed) {
+void LoopCalls::end(const CallOutcome& outcome) {
   detail::note_loop_call("");
+  record_->after_call(call_, site_, outcome);
+  const auto& changed = outcome.changed;
   for (const auto id : changed)
     if (!std::binary_search(changed_ever_.begin(), changed_ever_.end(), id))
       changed_ever_.insert(std::upper_bound(changed_ever_.begin(), changed_ever_.end(), id), id);

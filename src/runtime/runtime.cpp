@@ -58,9 +58,11 @@ void apply_option(RuntimeOptions& o, std::string_view key, std::string_view show
   else if (key == "checkpoint-dir") o.checkpoint_dir = parse_dir_option(shown, value);
   else if (key == "checkpoint-every") o.checkpoint_every = parse_int_option(shown, value, 1);
   else if (key == "resume") o.resume_dir = parse_dir_option(shown, value);
+  else if (key == "record") o.record_dir = parse_dir_option(shown, value);
+  else if (key == "replay") o.replay_dir = parse_dir_option(shown, value);
   else throw OptionError(fmt::format("unknown option {} (known: --strata-threads, --strata-timeout, "
                                      "--strata-seed, --strata-log, --strata-checkpoint-dir, "
-                                     "--strata-checkpoint-every, --strata-resume)", shown));
+                                     "--strata-checkpoint-every, --strata-resume, --strata-record, --strata-replay)", shown));
 }
 
 RuntimeOptions read_environment(RuntimeOptions o) {
@@ -71,7 +73,9 @@ RuntimeOptions read_environment(RuntimeOptions o) {
       {"STRATA_LOG", "log"},
       {"STRATA_CHECKPOINT_DIR", "checkpoint-dir"},
       {"STRATA_CHECKPOINT_EVERY", "checkpoint-every"},
-      {"STRATA_RESUME", "resume"}};
+      {"STRATA_RESUME", "resume"},
+      {"STRATA_RECORD", "record"},
+      {"STRATA_REPLAY", "replay"}};
   for (auto [var, key] : kVars)
     if (const char* v = std::getenv(var)) apply_option(o, key, var, v);
   return o;

@@ -114,7 +114,20 @@ else
   fail "no checkpoint in the hang run: $(cat hang.txt)"
 fi
 
-# 5. Refused checkpoints: one line on stderr, exit 1, nothing trained.
+# 5. Record and replay: mf (2-D) and lda (2-D with a Buffer of integer totals) recorded
+#    on 2 ranks replay on 2 ranks and in one process on one thread; the replay checks
+#    every call's arrays against the record, so exit 0 means bit-identical arrays.
+rec=(train mf --synthetic "users=3000,items=800,ratings=100000,rank=3" --epochs 3 --rank 16 --seed 5 --threads 1)
+"$mpiexec" -np 2 "$strata" "${rec[@]}" --record rec >rec.txt 2>&1 || fail "recorded mf run: $(cat rec.txt)"
+"$mpiexec" -np 2 "$strata" "${rec[@]}" --replay rec >replay2.txt 2>&1 || fail "mf replay on 2 ranks: $(cat replay2.txt)"
+"$strata" "${rec[@]}" --replay rec >replay1.txt 2>&1 || fail "mf replay in one process: $(cat replay1.txt)"
+grep -q "replayed in the recorded serial order" replay1.txt || fail "the one-process replay did not say so"
+"$mpiexec" -np 2 "$strata" "${lda[@]}" --record ldarec >ldarec.txt 2>&1 || fail "recorded lda run: $(cat ldarec.txt)"
+"$strata" "${lda[@]}" --replay ldarec >ldareplay.txt 2>&1 || fail "lda replay in one process: $(cat ldareplay.txt)"
+"$strata" "${rec[@]}" --threads 2 --replay rec >replay12.txt 2>&1 && fail "a replay on 1x2 of a 2x1 record ran"
+grep -q "recorded on 2 rank(s) x 1 thread(s)" replay12.txt || fail "layout refusal: $(cat replay12.txt)"
+
+# 6. Refused checkpoints: one line on stderr, exit 1, nothing trained.
 # expect_refusal NAME PATTERN ARGS...
 expect_refusal() {
   local name=$1 pattern=$2

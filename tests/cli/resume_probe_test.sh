@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Fast re-execution on NP ranks (tests/mpi/resume_probe.cpp): a run that crashes after
-# loop call STOP, resumed with --strata-resume, ends with the losses and arrays of an
-# uninterrupted run, byte for byte. Checkpoints every EVERY-th changing call, so the
-# resumed run also replays calls after the newest checkpoint.
+# Fast re-execution and replay on NP ranks (tests/mpi/resume_probe.cpp):
+# * a run that crashes after loop call STOP, resumed with --strata-resume, ends with the
+#   losses and arrays of an uninterrupted run, byte for byte (checkpoints every
+#   EVERY-th changing call, so the resumed run also reruns calls after the newest);
+# * a recorded run replays on the same ranks (2-D, groups, buffered, sync_for loops)
+#   and, without its buffered loops, in one process on one thread, byte for byte;
+#   a replay of a record that does not match stops naming the call and the array.
 #   resume_probe_test.sh PROBE SCRATCH NP
 set -uo pipefail
 probe=$1
@@ -17,7 +20,7 @@ run() { "$mpiexec" -np "$np" "$probe" "$@"; }
 run full.bin >full.txt 2>&1 || fail "uninterrupted run: $(cat full.txt)"
 # (stop, every): crash after call 7 with a checkpoint every changing call; after call
 # 10 with one every second changing call (the resumed run re-runs calls after it).
-for case in 7:1 10:2 13:3; do
+for case in 8:1 12:2 17:3; do
   stop=${case%:*}
   every=${case#*:}
   ck=ck-$stop-$every
@@ -30,5 +33,28 @@ for case in 7:1 10:2 13:3; do
   cmp -s full.bin resumed-$stop.bin ||
     fail "resumed run ($case) differs from the uninterrupted one: $(grep losses full.txt) vs $(grep losses resume-$stop.txt)"
 done
+run rec.bin --strata-record rec >rec.txt 2>&1 || fail "recorded run: $(cat rec.txt)"
+cmp -s full.bin rec.bin || fail "recording changed the results"
+run replay.bin --strata-replay rec >replay.txt 2>&1 || fail "replay on $np rank(s): $(cat replay.txt)"
+cmp -s rec.bin replay.bin || fail "the replay on $np rank(s) differs from the recorded run"
+grep -q "order [0-9]" rec/record.txt || fail "no serial order recorded: $(cat rec/record.txt)"
+
+run rec-nb.bin --no-buffers --strata-record rec-nb >rec-nb.txt 2>&1 || fail "recorded run: $(cat rec-nb.txt)"
+"$probe" serial.bin --no-buffers --strata-replay rec-nb --strata-threads 1 >serial.txt 2>&1 ||
+  fail "single-process replay of the $np-rank record: $(cat serial.txt)"
+# The arrays match (each call's fingerprints were checked); the loss sums may differ
+# in the last bits (one thread sums in another order), so compare the arrays only.
+cmp -s <(tail -c +33 rec-nb.bin) <(tail -c +33 serial.bin) ||
+  fail "the single-process replay's arrays differ from the $np-rank run's"
+"$probe" serial2.bin --strata-replay rec --strata-threads 1 >serial2.txt 2>&1 &&
+  fail "a single-process replay of a buffered loop should be refused"
+grep -q "no recorded serial order\|mini-batch" serial2.txt || fail "refusal does not say why: $(cat serial2.txt)"
+
+# A record that does not match (a fingerprint edited) stops the replay at that call.
+cp -r rec bad && sed -i '0,/changed [0-9]*:/s/\(changed [0-9]*:\)[0-9a-f]*/\10123456789abcdef/' bad/record.txt
+run bad.bin --strata-replay bad >bad.txt 2>&1 && fail "a replay of a mismatching record exited 0"
+grep -q "after loop call 1 at resume_probe.cpp.* differs from the record" bad.txt ||
+  fail "mismatch message: $(cat bad.txt)"
+
 echo "resume_probe_test np$np: $failures failure(s)"
 [ "$failures" -eq 0 ]

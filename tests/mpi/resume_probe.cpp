@@ -1,12 +1,14 @@
-// A small training program for the resume tests (tests/cli/resume_probe_test.sh). Per
-// pass it makes four loop calls of every kind a checkpoint must cover: a 2-D SGD loop
-// writing two arrays in place, a buffered loop whose AdaGrad Buffer keeps owner state,
-// a sync_for mini-batch loop, and a read-only loop feeding an Accumulator. It writes
-// the losses and every array's final bytes to OUT (rank 0), so two runs can be
-// compared byte for byte.
-//   resume_probe OUT [--stop-after CALLS] [--strata-checkpoint-dir DIR] [--strata-resume DIR]
+// A small training program for the resume and replay tests
+// (tests/cli/resume_probe_test.sh). Per pass it makes a loop call of every kind a
+// checkpoint or a record must cover: a 2-D SGD loop writing two arrays in place, an
+// irregular loop (conflict groups) whose updates do not commute, a buffered loop
+// whose AdaGrad Buffer keeps owner state, a sync_for mini-batch loop, and a
+// read-only loop feeding an Accumulator. It writes the losses and every array's final
+// bytes to OUT (rank 0), so two runs can be compared byte for byte.
+//   resume_probe OUT [--stop-after CALLS | --no-buffers] [--strata-... runtime options]
 // --stop-after ends the process abruptly (exit 3) right after that many loop calls,
-// as a crash would, without any cleanup.
+// as a crash would, without any cleanup. --no-buffers leaves out the buffered and the
+// mini-batch loop (a single-process replay runs only loops with a serial order).
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   }
   const std::string out_path = argv[1];
   const long stop_after = argc > 3 && std::strcmp(argv[2], "--stop-after") == 0 ? std::atol(argv[3]) : 0;
+  const bool buffers = !(argc > 2 && std::strcmp(argv[2], "--no-buffers") == 0);
   auto maybe_crash = [&] {
     if (stop_after > 0 && rt.loop_calls().calls() >= stop_after) {
       std::fflush(nullptr);
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
   auto W = DistArray<float, 2>::randn(rt, {rows, K}, 0.1, 0.0, Partition::range(0), 1);
   auto H = DistArray<float, 2>::randn(rt, {cols, K}, 0.1, 0.0, Partition::range(0), 2);
   auto bias = DistArray<double, 1>::zeros(rt, {cols});
+  auto G = DistArray<double, 1>::zeros(rt, {16});
+  G.set_name("G");
   auto v = DistArray<double, 1>::zeros(rt, {4});
   W.set_name("W");
   H.set_name("H");
@@ -81,11 +86,20 @@ int main(int argc, char** argv) {
       }
     });
     maybe_crash();
-    parallel_for(R, [&](const Index<2>& ui, float r) { bias_buf.add({ui[1]}, static_cast<double>(r) - 1.0); });
+    // Which element an iteration updates depends on the data: only the exact conflict
+    // groups keep these dependences, and the updates do not commute.
+    parallel_for(R, [&](const Index<2>& ui, float r) {
+      const std::int64_t g = (ui[0] * 31 + ui[1] * 17) % 16;
+      G({g}) = G({g}) * 0.5 + static_cast<double>(r);
+    });
     maybe_crash();
-    sync_for(rows_space, [&](const Index<1>& i, float x) { v({i[0] % 4}) += 0.001 * x * static_cast<double>(i[0]); },
-             {.batch = 8}, synced(v, Combine::sum));
-    maybe_crash();
+    if (buffers) {
+      parallel_for(R, [&](const Index<2>& ui, float r) { bias_buf.add({ui[1]}, static_cast<double>(r) - 1.0); });
+      maybe_crash();
+      sync_for(rows_space, [&](const Index<1>& i, float x) { v({i[0] % 4}) += 0.001 * x * static_cast<double>(i[0]); },
+               {.batch = 8}, synced(v, Combine::sum));
+      maybe_crash();
+    }
     parallel_for(R, [&](const Index<2>& ui, float r) {
       const auto w = W.read_row(ui[0]);
       const auto h = H.read_row(ui[1]);
@@ -101,6 +115,7 @@ int main(int argc, char** argv) {
   out.append(reinterpret_cast<const char*>(losses.data()), losses.size() * sizeof(double));
   append_array(out, W);
   append_array(out, H);
+  append_array(out, G);
   append_array(out, bias);
   append_array(out, v);
   if (rt.rank() == 0) {

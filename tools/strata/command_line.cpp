@@ -84,7 +84,7 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
     } else if (k == "--metrics" && !t.explain_only) t.metrics_path = a.value(k);
     else if (k == "--plot" && !t.explain_only) t.plot_path = a.value(k);
     else if (k == "--save" && !t.explain_only) t.config.save_dir = a.value(k);
-    else if ((k == "--checkpoint-dir" || k == "--resume") && !t.explain_only) {
+    else if ((k == "--checkpoint-dir" || k == "--resume" || k == "--record" || k == "--replay") && !t.explain_only) {
       cl.runtime_args.push_back("--strata-" + k.substr(2) + "=" + a.value(k));
       recovering = true;
     } else if (k == "--checkpoint-every" && !t.explain_only) {
@@ -100,8 +100,8 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
   if (t.config.serial && t.config.plan)
     throw OptionError("--serial runs the serial program, which has no plan: drop --plan");
   if (t.config.serial && recovering)
-    throw OptionError("--serial runs the serial program, which has no loop calls to checkpoint or resume: drop "
-                      "--checkpoint-dir / --resume");
+    throw OptionError("--serial runs the serial program, which has no loop calls to checkpoint, resume, record or "
+                      "replay: drop --checkpoint-dir / --resume / --record / --replay");
 }
 
 void parse_plot(CommandLine& cl, const std::vector<std::string>& args) {
@@ -140,13 +140,15 @@ std::string usage() {
       "  strata train <app> (--data PATH | --synthetic SPEC) [--epochs N] [--seed S] [app options]\n"
       "               [--threads T] [--plan auto|serial|1d|2d|2d_skewed|groups|data_parallel] [--serial]\n"
       "               [--metrics OUT.csv] [--plot OUT.svg] [--save DIR]\n"
-      "               [--checkpoint-dir DIR [--checkpoint-every N]] [--resume DIR]\n"
+      "               [--checkpoint-dir DIR [--checkpoint-every N]] [--resume DIR] [--record DIR | --replay DIR]\n"
       "  strata explain <app> (--data PATH | --synthetic SPEC) [app options] [--threads T] [--plan P]\n"
       "  strata plot A.csv [B.csv ...] -o OUT.svg [--metric NAME]\n"
       "Run under mpirun for several ranks. SPEC is key=value,... (keys per app below).\n"
       "--serial runs the app's plain C++ program instead of Strata (one process).\n"
       "--checkpoint-dir writes a checkpoint after every N-th loop call that changes the model (default 1:\n"
-      "every pass); --resume DIR (same command otherwise) skips what the newest checkpoint there covers.\n";
+      "every pass); --resume DIR (same command otherwise) skips what the newest checkpoint there covers.\n"
+      "--record DIR logs each loop call's order and results; --replay DIR reruns the command checking each\n"
+      "call against the log, on the recorded ranks and threads or in one process with --threads 1.\n";
   for (const auto& app : apps::all_apps()) {
     s += fmt::format("\n{}: {}\n  --synthetic keys:", app.name, app.summary);
     for (const auto& e : app.synthetic_keys.entries()) s += fmt::format(" {}={}", e.name, e.value);

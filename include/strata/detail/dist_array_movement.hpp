@@ -10,6 +10,7 @@ void DistArray<T, N>::travel_begin() {
   if (sparse_)
     throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
   travel_partition_ = dist_.partition();
+  travel_version_ = structure_version();
   std::vector<T> full = gather();
   dense_ = std::move(full);
   for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
@@ -29,6 +30,7 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows,
   }
   dense_ = {};
   const Shape<N> shape = shape_;
+  const detail::AnonymousArrays temporary;
   *this = assemble_dense(*rt_, shape, travel_partition_, pieces, [&](std::int64_t b) {
     std::vector<IndexSet> box;
     for (auto e : shape) box.push_back(IndexSet::range(0, e));
@@ -36,6 +38,9 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows,
         IndexSet::range(rows[static_cast<std::size_t>(b)], rows[static_cast<std::size_t>(b) + 1]);
     return box;
   });
+  // Back in the partition it had before travelling: the same structure, so plans
+  // that use this array stay valid.
+  restore_structure_version(travel_version_);
 }
 
 template <class T, std::size_t N>
@@ -51,6 +56,7 @@ void DistArray<T, N>::travel_drop() {
     mine.dense_[static_cast<std::size_t>(dst)] = full[static_cast<std::size_t>(src)];
   });
   *this = std::move(mine);
+  restore_structure_version(travel_version_);
 }
 
 template <class T, std::size_t N>

@@ -73,6 +73,9 @@ class ArrayBase {
   virtual std::function<void()> stage_load(const std::filesystem::path& dir) = 0;
   /// The element type as checkpoints name it ("f32", "i32[3]", ...).
   virtual std::string type_tag() const = 0;
+  /// Collective: a 64-bit fingerprint of the array's indices and values that does not
+  /// depend on how it is partitioned (a sum of per-element hashes). Replays compare it.
+  virtual std::uint64_t content_fingerprint() const = 0;
 
  /// The live array with this id on this rank, or nullptr.
   static ArrayBase* find_array(std::uint64_t id);
@@ -108,6 +111,9 @@ class ArrayBase {
   static inline thread_local bool t_anonymous = false;
   friend class AnonymousArrays;
   void touch_structure() { ++version_; }
+  /// After data movement that ends in the structure the array had at version `v`
+  /// (a 2-D loop's travelling rows going home): plans built for it stay valid.
+  void restore_structure_version(std::uint64_t v) { version_ = v; }
 
  private:
   static std::uint64_t next_id();

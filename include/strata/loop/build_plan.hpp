@@ -36,6 +36,9 @@ void print_plan(Runtime& rt, const Plan& plan);
 int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
 /// Collective: applies at their owners the deltas the loop wrote through Buffers.
 void flush_buffers(const Plan& plan);
+/// 1, 2, ...: numbers the plans this process builds (the same on every rank, as
+/// planning is collective).
+std::uint64_t next_plan_serial();
 /// The ids of the arrays a run of `plan` changed: those it writes in place, those it
 /// writes through Buffers, and the iteration space when the body takes its elements
 /// by reference.
@@ -43,6 +46,11 @@ std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_
 /// What parallel_for returns for a loop call a resumed run skipped: a plan of that
 /// site with `skipped` set and nothing else (it stays valid for the whole run).
 const Plan& skipped_plan(const std::source_location& where);
+/// What parallel_for returns for a loop call a single-process replay ran in its
+/// recorded order: a plan of that site with `replayed` set.
+const Plan& replayed_plan(const std::source_location& where);
+/// The ids of the arrays a plan writes through Buffers, in the order it flushes them.
+std::vector<std::uint64_t> buffered_arrays(const Plan& plan);
 /// Adds one thread's read sets of relaxed arrays to `into` (bitwise or).
 void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
 /// Whether the loop reads an array that is relaxed (a parameter-server table).
@@ -59,6 +67,7 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
                                  const std::source_location& where, int stride) {
   Runtime& rt = space.runtime();
   auto plan = std::make_unique<Plan>();
+  plan->serial = next_plan_serial();
   plan->loop_site = fmt::format("{}:{}", where.file_name(), where.line());
   plan->iter_dims = static_cast<int>(M);
   plan->ordered = options.ordered;

@@ -28,6 +28,7 @@
 #include "strata/loop/build_plan.hpp"
 #include "strata/loop/run_plan.hpp"
 #include "strata/loop/undo.hpp"
+#include "strata/ps/buffer_base.hpp"
 #include "strata/recovery/loop_calls.hpp"
 
 namespace strata {
@@ -78,6 +79,14 @@ const Plan& run_loop_call(DistArray<Elem, M>& space, Body& body, const LoopOptio
 }
 }  // namespace loop::detail
 
+namespace loop::detail {
+template <class Elem, std::size_t M>
+std::int64_t record_order(const DistArray<Elem, M>& space, const Plan& plan, recovery::ExecutionRecord& record);
+template <class Elem, std::size_t M, class Body>
+const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::LoopCalls& calls,
+                             const std::source_location& where);
+}  // namespace loop::detail
+
 /// Runs `body(index, value)` for every element of `space` in parallel and returns the
 /// plan it used. The body may take the element by value, const reference, or
 /// reference (to modify it). Collective.
@@ -96,9 +105,13 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
                                std::source_location where = std::source_location::current()) {
   auto& calls = space.runtime().loop_calls();
   if (calls.begin(where)) return loop::detail::skipped_plan(where);
+  if (calls.replaying_serially()) return loop::detail::replay_loop_call(space, body, calls, where);
   const loop::Plan& plan = loop::detail::run_loop_call(space, body, options, where);
   constexpr bool writes_space = !std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
-  calls.end(loop::detail::changed_arrays(plan, space.array_id(), writes_space));
+  recovery::CallOutcome outcome{loop::detail::changed_arrays(plan, space.array_id(), writes_space),
+                                loop::detail::buffered_arrays(plan), 0};
+  if (calls.recording()) outcome.order = loop::detail::record_order(space, plan, calls.record());
+  calls.end(outcome);
   return plan;
 }
 
@@ -136,5 +149,47 @@ std::vector<Index<M>> equivalent_order(const DistArray<Elem, M>& space, const lo
   for (const auto& it : all) out.push_back(it.index);
   return out;
 }
+
+namespace loop::detail {
+// Record mode: the id of the serial order `plan` is equivalent to, written on its
+// first call (0 for data-parallel plans, whose result depends on clocks, not order).
+template <class Elem, std::size_t M>
+std::int64_t record_order(const DistArray<Elem, M>& space, const Plan& plan, recovery::ExecutionRecord& record) {
+  if (plan.choice.strategy == analysis::Strategy::data_parallel) return 0;
+  if (const auto id = record.order_of(plan.serial)) return id;
+  std::vector<std::int64_t> flat;
+  for (const auto& i : equivalent_order(space, plan)) flat.insert(flat.end(), i.begin(), i.end());
+  return record.write_order(plan.serial, flat, static_cast<int>(M));
+}
+
+// Single-process replay: the body over the call's recorded serial order on this
+// thread, no plan; then the Buffers it wrote are flushed, as after a parallel run.
+template <class Elem, std::size_t M, class Body>
+const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::LoopCalls& calls,
+                             const std::source_location& where) {
+  const recovery::RecordedCall& rec = calls.expected();
+  const std::vector<std::int64_t> flat = calls.record().order(rec, static_cast<int>(M));
+  for (std::size_t k = 0; k < flat.size(); k += M) {
+    Index<M> i{};
+    std::copy(flat.begin() + static_cast<std::ptrdiff_t>(k), flat.begin() + static_cast<std::ptrdiff_t>(k + M),
+              i.begin());
+    Elem* value = space.find(i);
+    if (!value)
+      throw ReplayError(fmt::format("replay of loop call {} at {}: index {} of the recorded order is not in the "
+                                    "iteration space",
+                                    rec.call, rec.site, to_string(i)));
+    body(static_cast<const Index<M>&>(i), *value);
+  }
+  for (const auto id : rec.buffers)
+    if (auto* b = strata::detail::BufferBase::find_buffer(id)) b->flush();
+  recovery::CallOutcome outcome;
+  for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);
+  outcome.buffers = rec.buffers;
+  outcome.order = rec.order;
+  calls.end(outcome);
+  return replayed_plan(where);
+}
+}  // namespace loop::detail
+
 
 }  // namespace strata

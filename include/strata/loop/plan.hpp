@@ -90,6 +90,11 @@ struct Plan {
   /// A loop call that a run resumed from a checkpoint skipped (strata/recovery): the
   /// plan holds nothing else.
   bool skipped = false;
+  /// A loop call a single-process replay ran in its recorded order (strata/recovery).
+  bool replayed = false;
+  /// Which plan this is among those the process built (1, 2, ...): records of a run
+  /// store a plan's serial order once, however many calls use it.
+  std::uint64_t serial = 0;
   int iter_dims = 0;
   bool ordered = false;
   std::vector<SiteSummary> sites;

@@ -15,11 +15,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <source_location>
 #include <string>
 #include <vector>
 
+#include "strata/recovery/execution_record.hpp"
 #include "strata/recovery/run_checkpoint.hpp"
 
 namespace strata {
@@ -31,15 +33,25 @@ namespace strata::recovery {
 class LoopCalls {
  public:
   explicit LoopCalls(Runtime& rt);
+  ~LoopCalls();
 
   /// At the start of every loop call. True when the call is covered by the checkpoint
   /// being resumed: what it left is restored (accumulators; at the checkpoint's last
   /// call also the arrays) and the caller must not run it. Collective. Throws
   /// CheckpointError on every rank when the checkpoint does not fit the program.
   bool begin(const std::source_location& where);
-  /// After a call that ran, with the ids of the arrays it changed: journals the call
-  /// and writes a checkpoint when one is due. Collective.
-  void end(const std::vector<std::uint64_t>& changed);
+  /// After a call that ran, with what it changed: journals the call, writes a
+  /// checkpoint when one is due, and records or checks it (record / replay).
+  /// Collective.
+  void end(const CallOutcome& outcome);
+
+  /// The run's record or replay (mode off when neither was asked for).
+  ExecutionRecord& record() { return *record_; }
+  bool recording() const { return record_->mode() == ExecutionRecord::Mode::record; }
+  /// A single-process replay: loop calls run their recorded serial order.
+  bool replaying_serially() const { return record_->mode() == ExecutionRecord::Mode::serial_replay; }
+  /// Replay modes, between begin and end: the record of the current call.
+  const RecordedCall& expected() const { return *expected_; }
 
   std::int64_t calls() const { return call_; }
   std::int64_t skipped() const { return skipped_; }
@@ -63,6 +75,8 @@ class LoopCalls {
   std::vector<std::uint64_t> changed_ever_;  ///< sorted ids
   bool resume_opened_ = false;
   std::optional<ResumePoint> resume_;
+  std::unique_ptr<ExecutionRecord> record_;
+  const RecordedCall* expected_ = nullptr;
   int checkpoints_ = 0;
   double checkpoint_seconds_ = 0;
 };

@@ -1,0 +1,219 @@
+#include "strata/recovery/execution_record.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "strata/detail/collective_error.hpp"
+#include "strata/detail/pack.hpp"
+#include "strata/error.hpp"
+#include "strata/io/files.hpp"
+#include "strata/loop/access.hpp"
+#include "strata/recovery/run_checkpoint.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata::recovery {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kRecord = "record.txt";
+
+std::string order_file(std::int64_t id) { return fmt::format("order-{}.bin", id); }
+
+std::string ids_text(const std::vector<std::uint64_t>& ids) {
+  if (ids.empty()) return "-";
+  std::string s;
+  for (const auto id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+  return s;
+}
+
+std::vector<std::uint64_t> parse_ids(const std::string& s) {
+  std::vector<std::uint64_t> out;
+  if (s == "-") return out;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, ',')) out.push_back(std::stoull(part));
+  return out;
+}
+
+struct Header {
+  std::string program;
+  int ranks = 0, threads = 0;
+};
+
+// record.txt: "strata-record 1", "program P", "ranks R", "threads T", then
+// "call N SITE order K buffers IDS changed ID:HEX ..." lines.
+std::vector<RecordedCall> read_record(const fs::path& file, Header& h) {
+  std::ifstream in(file);
+  if (!in) throw ReplayError(fmt::format("{}: cannot open the record", file.string()));
+  std::vector<RecordedCall> calls;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream ls(line);
+    std::string key;
+    ls >> key;
+    bool ok = true;
+    try {
+      if (line_no == 1) ok = key == "strata-record" && line == "strata-record 1";
+      else if (key == "program") ok = static_cast<bool>(ls >> h.program);
+      else if (key == "ranks") ok = static_cast<bool>(ls >> h.ranks);
+      else if (key == "threads") ok = static_cast<bool>(ls >> h.threads);
+      else if (key == "call") {
+        RecordedCall c;
+        std::string w1, order, w2, buffers, w3, pair;
+        ok = static_cast<bool>(ls >> c.call >> c.site >> w1 >> order >> w2 >> buffers >> w3) && w1 == "order" &&
+             w2 == "buffers" && w3 == "changed" && c.call == static_cast<std::int64_t>(calls.size()) + 1;
+        if (ok) {
+          c.order = order == "-" ? 0 : std::stoll(order);
+          c.buffers = parse_ids(buffers);
+          while (ls >> pair) {
+            const auto colon = pair.find(':');
+            if (colon == std::string::npos) throw std::invalid_argument("pair");
+            c.changed.emplace_back(std::stoull(pair.substr(0, colon)), std::stoull(pair.substr(colon + 1), nullptr, 16));
+          }
+          calls.push_back(std::move(c));
+        }
+      } else {
+        ok = false;
+      }
+    } catch (const std::logic_error&) {
+      ok = false;
+    }
+    if (!ok) throw ReplayError(fmt::format("{}:{}: malformed record line '{}'", file.string(), line_no, line));
+  }
+  if (line_no < 4 || h.ranks < 1 || h.threads < 1)
+    throw ReplayError(fmt::format("{}: not a complete record (no header)", file.string()));
+  return calls;
+}
+
+}  // namespace
+
+ExecutionRecord::ExecutionRecord(Runtime& rt) : rt_(rt) {
+  const auto& o = rt.options();
+  if (!o.record_dir.empty() && !o.replay_dir.empty())
+    throw OptionError("--strata-record and --strata-replay cannot be given together");
+  if ((!o.record_dir.empty() || !o.replay_dir.empty()) && !o.resume_dir.empty())
+    throw OptionError("--strata-resume cannot be combined with --strata-record or --strata-replay: a record covers a "
+                      "run from its start");
+  if (!o.record_dir.empty()) {
+    mode_ = Mode::record;
+    dir_ = o.record_dir;
+    detail::all_or_none(rt.comm(), [&] {
+      if (rt.rank() != 0) return;
+      std::error_code ec;
+      fs::create_directories(dir_, ec);
+      out_ = std::fopen((fs::path(dir_) / kRecord).c_str(), "w");
+      if (!out_) throw IoError(fmt::format("{}: cannot create the record", (fs::path(dir_) / kRecord).string()));
+      std::fprintf(out_, "strata-record 1\nprogram %s\nranks %d\nthreads %d\n", program_name().c_str(), rt.size(),
+                   rt.threads());
+      std::fflush(out_);
+    });
+  } else if (!o.replay_dir.empty()) {
+    dir_ = o.replay_dir;
+    Header h;
+    detail::all_or_none(rt.comm(), [&] { calls_ = read_record(fs::path(dir_) / kRecord, h); });
+    if (h.program != program_name())
+      throw ReplayError(fmt::format("{}: recorded by program '{}', not by this one ('{}')", dir_, h.program,
+                                    program_name()));
+    if (h.ranks == rt.size() && h.threads == rt.threads()) mode_ = Mode::replay;
+    else if (rt.size() == 1 && rt.threads() == 1) mode_ = Mode::serial_replay;
+    else
+      throw ReplayError(fmt::format("{}: recorded on {} rank(s) x {} thread(s); replay it on the same, or in one "
+                                    "process with one thread (--strata-threads=1, no mpirun)",
+                                    dir_, h.ranks, h.threads));
+  }
+}
+
+ExecutionRecord::~ExecutionRecord() {
+  if (out_) std::fclose(out_);
+}
+
+std::int64_t ExecutionRecord::order_of(std::uint64_t plan_serial) const {
+  const auto it = orders_.find(plan_serial);
+  return it == orders_.end() ? 0 : it->second;
+}
+
+std::int64_t ExecutionRecord::write_order(std::uint64_t plan_serial, std::span<const std::int64_t> indices, int dims) {
+  const auto id = static_cast<std::int64_t>(orders_.size()) + 1;
+  detail::all_or_none(rt_.comm(), [&] {
+    if (rt_.rank() != 0) return;
+    Bytes b;
+    detail::append<std::int64_t>(b, dims);
+    detail::append_span<std::int64_t>(b, indices);
+    detail::write_file_synced(fs::path(dir_) / order_file(id), b);
+  });
+  orders_[plan_serial] = id;
+  return id;
+}
+
+const RecordedCall& ExecutionRecord::expect(std::int64_t call, const std::string& site) const {
+  if (call > static_cast<std::int64_t>(calls_.size()))
+    throw ReplayError(fmt::format("replay of {}: this run makes loop call {} at {}, the record ends after {} call(s)",
+                                  dir_, call, site, calls_.size()));
+  const RecordedCall& c = calls_[static_cast<std::size_t>(call - 1)];
+  if (c.site != site)
+    throw ReplayError(fmt::format("replay of {}: loop call {} is at {} in this run, at {} in the record (another "
+                                  "program, or other options?)",
+                                  dir_, call, site, c.site));
+  return c;
+}
+
+std::vector<std::int64_t> ExecutionRecord::order(const RecordedCall& c, int dims) const {
+  if (c.order == 0)
+    throw ReplayError(fmt::format("replay of {}: loop call {} at {} has no recorded serial order (a data-parallel "
+                                  "plan or a mini-batch loop): replay it on the recorded ranks and threads",
+                                  dir_, c.call, c.site));
+  const fs::path f = fs::path(dir_) / order_file(c.order);
+  const Bytes b = detail::read_file(f, fs::exists(f) ? fs::file_size(f) : 0);
+  if (b.size() < sizeof(std::int64_t) || (b.size() - sizeof(std::int64_t)) % (sizeof(std::int64_t) * dims) != 0)
+    throw ReplayError(fmt::format("{}: missing or truncated", f.string()));
+  detail::Reader in(b);
+  if (in.get<std::int64_t>() != dims)
+    throw ReplayError(fmt::format("{}: holds indices of another dimension count", f.string()));
+  std::vector<std::int64_t> out((b.size() - sizeof(std::int64_t)) / sizeof(std::int64_t));
+  in.get_span(std::span(out));
+  return out;
+}
+
+void ExecutionRecord::after_call(std::int64_t call, const std::string& site, const CallOutcome& outcome) {
+  if (mode_ == Mode::off) return;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> prints;
+  const std::vector<std::uint64_t>* ids = &outcome.changed;
+  std::vector<std::uint64_t> recorded;
+  if (mode_ != Mode::record) {
+    for (const auto& [id, print] : calls_[static_cast<std::size_t>(call - 1)].changed) recorded.push_back(id);
+    ids = &recorded;
+  }
+  for (const auto id : *ids)
+    if (auto* a = detail::ArrayBase::find_array(id)) prints.emplace_back(id, a->content_fingerprint());
+  if (mode_ == Mode::record) {
+    if (rt_.rank() != 0) return;
+    std::string line = fmt::format("call {} {} order {} buffers {} changed", call, site,
+                                   outcome.order ? std::to_string(outcome.order) : "-", ids_text(outcome.buffers));
+    for (const auto& [id, print] : prints) line += fmt::format(" {}:{:016x}", id, print);
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+    return;
+  }
+  const RecordedCall& c = calls_[static_cast<std::size_t>(call - 1)];
+  for (const auto& [id, want] : c.changed) {
+    const auto it = std::find_if(prints.begin(), prints.end(), [&](const auto& p) { return p.first == id; });
+    auto* a = detail::ArrayBase::find_array(id);
+    const std::string label = a ? detail::array_label(*a) : fmt::format("array #{}", id);
+    if (it == prints.end())
+      throw ReplayError(fmt::format("replay of {}: after loop call {} at {}, {} does not exist in this run", dir_,
+                                    call, site, label));
+    if (it->second != want)
+      throw ReplayError(fmt::format("replay of {}: after loop call {} at {}, {} differs from the record (fingerprint "
+                                    "{:016x}, recorded {:016x})",
+                                    dir_, call, site, label, it->second, want));
+  }
+}
+
+}  // namespace strata::recovery
