@@ -98,19 +98,6 @@ void commit(const fs::path& dir, const fs::path& tmp, const std::string& nonce) 
   sync_dir(dir.parent_path());
 }
 
-// Runs f, turning any non-Strata exception (std::filesystem_error, bad_alloc) into E,
-// so that all_or_none sees it and no rank is left waiting.
-template <class E, class F>
-void typed(F&& f) {
-  try {
-    f();
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw E(e.what());
-  }
-}
-
 struct PartSum {
   std::uint64_t bytes;
   std::uint64_t checksum;

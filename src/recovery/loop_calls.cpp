@@ -39,7 +39,7 @@ bool LoopCalls::begin(const std::source_location& where) {
   if (then != site_)
     throw CheckpointError(fmt::format("{}: loop call {} of the checkpointed run was at {}, this run's is at {} "
                                       "(another program, or other options?)",
-                                      (resume_->dir / detail::kManifestName).string(), call_, then, site_));
+                                      manifest_path(), call_, then, site_));
   restore_states();
   journal_.push_back(record_now());
   ++skipped_;
@@ -69,6 +69,8 @@ void LoopCalls::end(const CallOutcome& outcome) {
   if (!checkpoint_dir_.empty() && every_ > 0 && changing_calls_ % every_ == 0) checkpoint();
 }
 
+std::string LoopCalls::manifest_path() const { return (resume_->dir / detail::kManifestName).string(); }
+
 void LoopCalls::open_resume_point() {
   resume_opened_ = true;
   resume_ = read_resume_point(rt_, resume_dir_);
@@ -90,7 +92,7 @@ void LoopCalls::restore_states() {
   if (then != live.size())
     throw CheckpointError(fmt::format("{}: after loop call {} the checkpointed run had {} accumulator(s) alive, this "
                                       "run has {} (another program?)",
-                                      (resume_->dir / detail::kManifestName).string(), call_, then, live.size()));
+                                      manifest_path(), call_, then, live.size()));
   const bool same_layout = m.ranks == rt_.size() && m.threads == rt_.threads();
   for (std::size_t i = 0; i < live.size(); ++i) {
     std::vector<std::span<const std::byte>> parts;
@@ -108,7 +110,7 @@ void LoopCalls::restore_states() {
 // when they are loaded (`all_exist`).
 void LoopCalls::check_arrays(bool all_exist) const {
   const RunManifest& m = resume_->manifest;
-  const std::string where = (resume_->dir / detail::kManifestName).string();
+  const std::string where = manifest_path();
   for (const auto& a : m.arrays) {
     auto* array = detail::ArrayBase::find_array(a.id);
     const std::string label = a.name.empty() ? fmt::format("array #{}", a.id) : a.name;

@@ -26,19 +26,6 @@ namespace {
 constexpr const char* kMagic = "strata-run-checkpoint";
 constexpr const char* kLatest = "latest";
 
-// Filesystem and I/O failures become errors of type E (IoError while writing,
-// CheckpointError while reading), so every rank agrees on one typed error.
-template <class E, class F>
-void typed(F&& f) {
-  try {
-    f();
-  } catch (const E&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw E(e.what());
-  }
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("{}", fmt::join(shape, "x")); }
 
 std::vector<std::int64_t> parse_shape(const std::string& s) {
@@ -218,7 +205,7 @@ void write_run_checkpoint(Runtime& rt, const fs::path& root, RunManifest m, cons
   const fs::path dir = root / checkpoint_name(m.call), tmp = root / (checkpoint_name(m.call) + ".tmp");
   detail::all_or_none(comm, [&] {
     if (comm.rank() != 0) return;
-    typed<IoError>([&] {
+    detail::typed<IoError>([&] {
       fs::create_directories(root);
       fs::remove_all(tmp);
       fs::create_directories(tmp);
@@ -240,14 +227,14 @@ void write_run_checkpoint(Runtime& rt, const fs::path& root, RunManifest m, cons
     }
     const Bytes mine = encode_journal(journal);
     detail::all_or_none(comm, [&] {
-      typed<IoError>([&] { detail::write_file_synced(tmp / fmt::format("journal-{}.bin", comm.rank()), mine); });
+      detail::typed<IoError>([&] { detail::write_file_synced(tmp / fmt::format("journal-{}.bin", comm.rank()), mine); });
     });
     Bytes part;
     detail::append(part, JournalPart{mine.size(), detail::checkpoint_checksum(mine)});
     m.journals.clear();
     for (const auto& p : comm.allgatherv(part)) m.journals.push_back(detail::as_vector<JournalPart>(p).at(0));
     detail::all_or_none(comm, [&] {
-      if (comm.rank() == 0) typed<IoError>([&] { publish(root, tmp, dir, m); });
+      if (comm.rank() == 0) detail::typed<IoError>([&] { publish(root, tmp, dir, m); });
     });
   } catch (...) {
     if (comm.rank() == 0) {
@@ -261,7 +248,7 @@ void write_run_checkpoint(Runtime& rt, const fs::path& root, RunManifest m, cons
 std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) {
   std::optional<ResumePoint> out;
   detail::all_or_none(rt.comm(), [&] {
-    typed<CheckpointError>([&] {
+    detail::typed<CheckpointError>([&] {
       if (!fs::is_directory(root))
         throw CheckpointError(fmt::format("resume from {}: no such directory", root.string()));
       fs::path dir = root;

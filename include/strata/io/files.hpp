@@ -8,6 +8,7 @@
 #include <string>
 
 #include "strata/comm.hpp"
+#include "strata/error.hpp"
 
 namespace strata::detail {
 
@@ -22,5 +23,18 @@ Bytes read_file(const std::filesystem::path& p, std::uint64_t limit);
 
 /// strerror as a std::string.
 std::string errno_text(int err);
+
+/// Runs f, turning any non-Strata exception (std::filesystem_error, bad_alloc) into E,
+/// so that all_or_none sees it and no rank is left waiting.
+template <class E, class F>
+void typed(F&& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw E(e.what());
+  }
+}
 
 }  // namespace strata::detail

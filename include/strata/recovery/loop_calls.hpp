@@ -62,6 +62,7 @@ class LoopCalls {
   void open_resume_point();
   void restore_states();
   void check_arrays(bool all_exist) const;
+  std::string manifest_path() const;  ///< of the checkpoint being resumed, for messages
   void load_arrays();
   CallRecord record_now() const;
   void checkpoint();
