@@ -12,6 +12,7 @@
 #include "strata/error.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
+#include "strata/loop/worker_splits.hpp"
 
 namespace strata::loop::detail {
 
@@ -21,13 +22,18 @@ std::string loop_key(const std::source_location& where, std::uint64_t space_id, 
                      o.skip_legality_check, o.shuffle_seed);
 }
 
-bool plan_still_valid(const Plan& plan, Runtime& rt, std::uint64_t space_version) {
-  if (plan.ranks != rt.size() || plan.threads != rt.threads() || plan.space_version != space_version) return false;
+std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version) {
+  if (plan.ranks != rt.size() || plan.threads != rt.threads())
+    return fmt::format("it was built for {} rank(s) x {} thread(s)", plan.ranks, plan.threads);
+  if (plan.space_version != space_version) return "the iteration space changed its keys or partition";
   for (const auto& a : plan.arrays) {
     auto* array = strata::detail::ArrayBase::find_array(a.id);
-    if (!array || array->shape_vector() != a.shape || array->structure_version() != a.version) return false;
+    if (!array) return fmt::format("array #{} it uses no longer exists", a.id);
+    if (array->shape_vector() != a.shape) return fmt::format("array {} changed its shape", array->name());
+    if (array->structure_version() != a.version)
+      return fmt::format("array {} changed its partition or was assigned", array->name());
   }
-  return true;
+  return {};
 }
 
 void remember_versions(Plan& plan) {
@@ -160,6 +166,68 @@ int auto_blocks_per_worker(const Plan& plan) {
   return std::clamp(k, 2, 64);
 }
 
+// The most iterations any part gets when `bounds` cut the histogram `hist`.
+std::int64_t heaviest_part(const std::vector<std::int64_t>& hist, const std::vector<std::int64_t>& bounds) {
+  std::int64_t most = 0;
+  for (std::size_t p = 0; p + 1 < bounds.size(); ++p) {
+    std::int64_t load = 0;
+    for (auto i = bounds[p]; i < bounds[p + 1]; ++i) load += hist[static_cast<std::size_t>(i)];
+    most = std::max(most, load);
+  }
+  return most;
+}
+
+// Worker bounds along the space dimension (strata/loop/worker_splits.hpp). A loop
+// that writes an array it keeps aligned, or writes through a Buffer, splits the
+// space by its own histogram: its result depends on the split, so the split must
+// depend only on its data. It remembers the split for its aligned arrays. A loop
+// that writes nothing adopts a remembered split of an array it keeps aligned (dense
+// arrays largest first: they cost the most to move) if its busiest worker gets at
+// most 15 % more iterations than under its own balanced split.
+std::vector<std::int64_t> space_worker_bounds(Plan& plan, strata::detail::ArrayBase& space,
+                                              const std::vector<std::int64_t>& hist) {
+  std::vector<std::pair<strata::detail::ArrayBase*, int>> aligned;
+  bool writes = std::any_of(plan.sites.begin(), plan.sites.end(), [](const SiteSummary& s) {
+    return s.mode == strata::detail::AccessMode::buffered;
+  });
+  for (const auto& role : plan.roles) {
+    writes = writes || role.written;
+    if (role.placement != Placement::aligned) continue;
+    auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+    if (a && a != &space && a->array_id() != 0) aligned.emplace_back(a, role.array_dim);
+  }
+  auto bytes = [](strata::detail::ArrayBase* a) {
+    if (a->is_sparse_array()) return 0.0;
+    double v = static_cast<double>(a->element_size());
+    for (auto e : a->shape_vector()) v *= static_cast<double>(e);
+    return v;
+  };
+  std::stable_sort(aligned.begin(), aligned.end(),
+                   [&](const auto& x, const auto& y) { return bytes(x.first) > bytes(y.first); });
+
+  const auto balanced = balanced_bounds(hist, plan.workers);
+  const auto workers = static_cast<std::size_t>(plan.workers);
+  if (writes) {
+    for (const auto& [array, dim] : aligned) remember_split(array->array_id(), dim, balanced);
+    plan.space_bounds_note = "balanced by the iteration histogram";
+    return balanced;
+  }
+  const auto best = heaviest_part(hist, balanced);
+  for (const auto& [array, dim] : aligned) {
+    const auto* split = remembered_split(array->array_id(), dim, workers);
+    if (!split || split->back() != static_cast<std::int64_t>(hist.size())) continue;
+    const auto load = heaviest_part(hist, *split);
+    if (static_cast<double>(load) > 1.15 * static_cast<double>(best)) continue;
+    plan.space_bounds_note = fmt::format(
+        "kept from an earlier plan's split of {} (busiest worker {:.3f}x the balanced split's)",
+        array->name().empty() ? fmt::format("array #{}", array->array_id()) : array->name(),
+        best > 0 ? static_cast<double>(load) / static_cast<double>(best) : 1.0);
+    return *split;
+  }
+  plan.space_bounds_note = "balanced by the iteration histogram";
+  return balanced;
+}
+
 }  // namespace
 
 void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
@@ -191,9 +259,9 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
     case Strategy::serial:
     case Strategy::groups: break;
     case Strategy::data_parallel:
-    case Strategy::one_d: plan.space_bounds = balanced_bounds(histogram(c.space_dim), W); break;
+    case Strategy::one_d: plan.space_bounds = space_worker_bounds(plan, space, histogram(c.space_dim)); break;
     case Strategy::two_d:
-      plan.space_bounds = balanced_bounds(histogram(c.space_dim), W);
+      plan.space_bounds = space_worker_bounds(plan, space, histogram(c.space_dim));
       plan.time_bounds = balanced_bounds(histogram(c.time_dim), W * k);
       plan.schedule = plan.ordered ? BlockSchedule::wavefront(W, W * k) : BlockSchedule::rotation(W, k);
       break;

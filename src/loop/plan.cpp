@@ -248,6 +248,7 @@ std::string Plan::explain() const {
   out += fmt::format("  workers: {} rank(s) x {} thread(s) = {}\n", ranks, threads, workers);
   if (space_bounds.size() > 1)
     out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));
+  if (!space_bounds_note.empty()) out += fmt::format("  worker bounds: {}\n", space_bounds_note);
   if (time_bounds.size() > 1) out += fmt::format("  time block bounds: [{}]\n", fmt::join(time_bounds, ", "));
   for (const auto& r : roles) {
     const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"

@@ -238,5 +238,57 @@ TEST(ParallelFor, PlanIsCachedAndRebuiltWhenTheSpaceChanges) {
   EXPECT_EQ(y.gather(), std::vector<float>(100, 5.0f));
 }
 
+// A training loop over R and an evaluation loop over held-out ratings T both keep W
+// aligned with users. T's users are spread a little differently from R's, so
+// balancing each loop on its own histogram would move W back and forth between
+// two partitions and each call would invalidate the other loop's plan. The second
+// loop must keep the first one's split of W instead, and both plans stay cached.
+TEST(ParallelFor, LoopsSharingAnAlignedArrayKeepEachOthersPlans) {
+  constexpr std::int64_t users = 60, items = 40;
+  std::vector<Entry<float, 2>> train, held_out;
+  if (rt().rank() == 0)
+    for (std::int64_t u = 0; u < users; ++u) {
+      for (std::int64_t k = 0; k < 20; ++k) train.push_back({{u, (u + 2 * k) % items}, 1.0f + static_cast<float>(k % 5)});
+      // Users 0-29 have 10 held-out ratings, users 30-59 have 9.
+      for (std::int64_t k = 0; k < (u < 30 ? 10 : 9); ++k) held_out.push_back({{u, (u + 2 * k + 1) % items}, 2.0f});
+    }
+  auto R = DistArray<float, 2>::sparse(rt(), {users, items}, train).set_name("R");
+  auto T = DistArray<float, 2>::sparse(rt(), {users, items}, held_out).set_name("T");
+  auto W = DistArray<float, 2>::randn(rt(), {users, kRank}, 0.1, 0.0, Partition::range(0), 11).set_name("W");
+  auto H = DistArray<float, 2>::randn(rt(), {items, kRank}, 0.1, 0.0, Partition::range(0), 12).set_name("H");
+  auto train_pass = [&] {
+    return &parallel_for(R, [&](const Index<2>& ij, float r) {
+      sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r, 0.05f, 0.01f);
+    });
+  };
+  Accumulator<double> error(rt());
+  auto evaluate = [&] {
+    return &parallel_for(T, [&](const Index<2>& ij, float r) {
+      double e = r;
+      for (int k = 0; k < kRank; ++k) e -= W.read_row(ij[0])[static_cast<std::size_t>(k)] * H.read_row(ij[1])[static_cast<std::size_t>(k)];
+      error += e * e;
+    });
+  };
+  const loop::Plan* training = train_pass();
+  const loop::Plan* evaluation = evaluate();
+  const std::uint64_t train_serial = training->serial, eval_serial = evaluation->serial;
+  const Distribution w_layout = W.distribution();
+  EXPECT_EQ(evaluation->choice.strategy, analysis::Strategy::one_d) << evaluation->explain();
+  for (int call = 0; call < 3; ++call) {
+    EXPECT_EQ(train_pass()->serial, train_serial) << "call " << call << ": the training loop was planned again";
+    EXPECT_EQ(evaluate()->serial, eval_serial) << "call " << call << ": the evaluation loop was planned again";
+    EXPECT_TRUE(W.distribution() == w_layout) << "call " << call << ": W moved";
+  }
+  // The evaluation loop keeps the training loop's split of W among the workers...
+  EXPECT_EQ(evaluation->space_bounds, training->space_bounds);
+  EXPECT_NE(evaluation->explain().find("worker bounds: kept from an earlier plan's split of W"), std::string::npos)
+      << evaluation->explain();
+  // ...which only means something where T's own balance point differs.
+  if (evaluation->workers > 1) {
+    EXPECT_NE(balanced_bounds(T.histogram(0), evaluation->workers), training->space_bounds);
+  }
+  EXPECT_GT(error.take(), 0.0);
+}
+
 }  // namespace
 }  // namespace strata

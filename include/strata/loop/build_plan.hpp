@@ -24,7 +24,8 @@ namespace strata::loop::detail {
 using strata::detail::seconds_since;
 
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
-bool plan_still_valid(const Plan& plan, Runtime& rt, std::uint64_t space_version);
+/// Why a cached plan no longer fits the loop's arrays ("" while it does).
+std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version);
 void remember_versions(Plan& plan);
 /// Bounds, schedule and array placement for the chosen strategy. `histogram(d)`
 /// (collective) counts the iterations at each index of dimension d; it is called

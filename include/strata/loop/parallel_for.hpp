@@ -40,8 +40,11 @@ loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& 
   Runtime& rt = space.runtime();
   const std::string key = loop::detail::loop_key(where, space.array_id(), options);
   auto& cache = loop::PlanCache::instance();
-  if (loop::Plan* p = cache.find(key); p && loop::detail::plan_still_valid(*p, rt, space.structure_version()))
-    return *p;
+  if (loop::Plan* p = cache.find(key)) {
+    const std::string stale = loop::detail::why_plan_is_stale(*p, rt, space.structure_version());
+    if (stale.empty()) return *p;
+    rt.debug("loop at {}: planning again, as {}", p->loop_site, stale);
+  }
   const int stride = loop::detail::recon_stride_for(space.nnz(), options);
   return cache.store(key, loop::detail::build_plan(space, body, options, where, stride));
 }

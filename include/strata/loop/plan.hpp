@@ -111,6 +111,9 @@ struct Plan {
   /// there; the other ranks wait. Set when ranks > 1 for those strategies.
   bool gathered = false;
   std::vector<std::int64_t> space_bounds;  ///< workers+1 bounds along the space dimension
+  /// Where space_bounds came from: balanced by this loop's histogram, or kept from an
+  /// earlier plan that split an array this loop also keeps aligned (explain).
+  std::string space_bounds_note;
   std::vector<std::int64_t> time_bounds;   ///< blocks+1 bounds along the time dimension
   BlockSchedule schedule;                  ///< 2-D strategies
   /// This rank's work: per thread, per step, positions of local iterations in key order.
