@@ -127,11 +127,18 @@ Problem load(const std::string& path, double holdout, std::uint64_t seed) {
     if (users.empty() && is_header(line)) continue;  // "userId,movieId,rating"
     std::string text = line;
     std::replace(text.begin(), text.end(), ',', ' ');
-    long long u = -1, i = -1;
+    // A fourth field is a timestamp (MovieLens: ratings.csv, u.data); it is ignored.
+    long long u = -1, i = -1, when = 0;
     double r = 0;
     char extra = 0;
-    if (std::sscanf(text.c_str(), "%lld %lld %lf %c", &u, &i, &r, &extra) != 3 || u < 0 || i < 0 || !std::isfinite(r))
-      throw ParseError(path, line_no, line, "expected 'user item rating' with non-negative integer ids");
+    int tail = 0;
+    const int got = std::sscanf(text.c_str(), "%lld %lld %lf%n %lld %c", &u, &i, &r, &tail, &when, &extra);
+    // 3 fields and nothing after them, or 4 (the fourth an integer) and nothing after.
+    const bool fields_ok =
+        got == 4 || (got == 3 && text.find_first_not_of(" \t", static_cast<std::size_t>(tail)) == std::string::npos);
+    if (!fields_ok || u < 0 || i < 0 || !std::isfinite(r))
+      throw ParseError(path, line_no, line,
+                       "expected 'user item rating' or 'user item rating timestamp' with non-negative integer ids");
     users.push_back(u);
     items.push_back(i);
     values.push_back(static_cast<float>(r));

@@ -34,10 +34,11 @@ struct SyntheticSpec {
 /// them, chosen by a hash of the pair, is held out.
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 
-/// "user item rating" lines (whitespace- or comma-separated; '#' comments and
-/// blank lines skipped; a header line of words is skipped). Ids may be any
-/// non-negative integers: they are renumbered densely in increasing order. The
-/// training set is shuffled with the seed. ParseError names the file and line.
+/// "user item rating" lines, optionally with a fourth field, an integer timestamp,
+/// that is ignored (MovieLens's ratings.csv and u.data); whitespace- or
+/// comma-separated; '#' comments, blank lines and a header line of words skipped.
+/// Ids may be any non-negative integers: they are renumbered densely in increasing
+/// order. The training set is shuffled with the seed. ParseError names the file and line.
 Problem load(const std::string& path, double holdout, std::uint64_t seed);
 
 /// The objective SGD minimises, per training rating:

@@ -110,6 +110,28 @@ TEST_F(MfLoader, SkipsHeaderAndCommentsAndRenumbersIds) {
   EXPECT_TRUE(p.test.empty());
 }
 
+TEST_F(MfLoader, ReadsMovieLensTimestampsAndIgnoresThem) {
+  // ratings.csv of MovieLens, and the tab-separated u.data of its 100k set.
+  const Problem csv = load(write("userId,movieId,rating,timestamp\n1,31,2.5,1260759144\n1,1029,3.0,1260759179\n"
+                                 "2,31,4,835355493\n"),
+                           0.0, 1);
+  EXPECT_EQ(csv.users, 2);
+  EXPECT_EQ(csv.items, 2);
+  ASSERT_EQ(csv.train.size(), 3u);
+  float sum = 0;
+  for (const auto& r : csv.train) sum += r.value;
+  EXPECT_EQ(sum, 9.5f);
+  EXPECT_EQ(load(write("196\t242\t3\t881250949\n186\t302\t3\t891717742\n"), 0.0, 1).train.size(), 2u);
+  for (const char* bad : {"1 2 3 x\n", "1 2 3 4.5\n", "1 2 3 4 5\n"}) {
+    try {
+      load(write(std::string("5 6 1\n") + bad), 0.0, 1);
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 2) << bad;
+    }
+  }
+}
+
 TEST_F(MfLoader, BadLinesAndDuplicatesNameTheLine) {
   try {
     load(write("1 2 3\n1 2\n"), 0.1, 1);

@@ -68,6 +68,13 @@ expect_error 2 "--epochs: 'many' is not an integer" train mf --synthetic "$small
 expect_error 2 "strategy" train mf --synthetic "$small" --plan sideways
 expect_error 1 "--rank: 0 is outside" train mf --synthetic "$small" --rank 0
 expect_error 1 "cannot open rating file 'missing.txt'" train mf --data missing.txt
+# A diverging run (a step size far too large) stops after the first non-finite pass:
+# exit 1, one line naming the figure and the pass, the passes so far in the metrics
+# file, and no model saved.
+expect_error 1 "training diverged: loss is .*nan after pass 1; stopped, nothing saved" \
+  train mf --synthetic "$small" --epochs 5 --rank 8 --lr 5 --metrics diverged.csv --save diverged-model
+[ "$(grep -c '^1,' diverged.csv)" -eq 1 ] && ! grep -q '^2,' diverged.csv || fail "diverged.csv: $(cat diverged.csv)"
+[ ! -e diverged-model ] || fail "a diverged model was saved"
 printf '1 2 3.5\n2 x 4\n' >bad.txt
 expect_error 1 "bad.txt:2:" train mf --data bad.txt
 expect_error 1 "bad.csv" plot bad.csv -o x.svg

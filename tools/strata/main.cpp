@@ -6,6 +6,7 @@
 //   strata plot a.csv b.csv -o both.svg
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -83,20 +84,40 @@ int train(Runtime& rt, const TrainCommand& t) {
     if (lead) std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   };
+  // A pass whose quality figures are not finite ends training: the passes so far are
+  // still reported and written, the model is not saved, and the exit status is 1.
+  // The figures are combined over ranks, so every rank stops after the same pass.
+  struct Diverged {
+    std::string message;
+  };
   auto report = [&](const apps::PassReport& r) {
     passes.push_back(r);
-    if (!lead) return;
-    if (!progress) progress = std::make_unique<Progress>(stdout, draw_bar(), t.config.epochs, " " + t.app->unit);
-    progress->update(r);
+    if (lead) {
+      if (!progress) progress = std::make_unique<Progress>(stdout, draw_bar(), t.config.epochs, " " + t.app->unit);
+      progress->update(r);
+    }
+    for (const auto& m : r.metrics)
+      if (!std::isfinite(m.value))
+        throw Diverged{fmt::format("training diverged: {} is {} after pass {}; stopped{}. A smaller --lr usually "
+                                   "helps{}",
+                                   m.name, m.value, r.pass, t.config.save_dir.empty() ? "" : ", nothing saved",
+                                   t.config.plan == analysis::Strategy::data_parallel
+                                       ? ", and with --plan data-parallel so do clocks more often (--clock)"
+                                       : "")};
   };
   if (lead)
     std::printf("strata train %s: %s, %d rank(s) x %d thread(s), %d passes, seed %llu\n", t.app->name.c_str(),
                 t.config.serial ? "serial program" : "Strata", rt.size(), rt.threads(), t.config.epochs,
                 static_cast<unsigned long long>(t.config.seed));
-  t.app->train(rt, t.config, info, report);
+  std::string diverged;
+  try {
+    t.app->train(rt, t.config, info, report);
+  } catch (const Diverged& d) {
+    diverged = d.message;
+  }
   const auto& calls = rt.loop_calls();
   const double checkpoint_seconds = rt.comm().allreduce(calls.checkpoint_seconds(), ReduceOp::max);
-  if (!lead) return 0;
+  if (!lead) return diverged.empty() ? 0 : 1;
   if (progress) progress->finish();
   std::printf("\n%s", pass_table(passes, t.app->unit).c_str());
   const MetricsTable table = metrics_table(t, rt, passes);
@@ -108,6 +129,11 @@ int train(Runtime& rt, const TrainCommand& t) {
     write_convergence_svg(t.plot_path, fmt::format("{} ({})", t.app->name, table.meta.at("data")), "loss",
                           {series_of(table, "loss", run_label(t, rt))});
     std::printf("plot: %s\n", t.plot_path.c_str());
+  }
+  if (!diverged.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "strata: %s\n", diverged.c_str());
+    return 1;
   }
   if (!t.config.save_dir.empty()) std::printf("model: %s\n", t.config.save_dir.c_str());
   if (calls.checkpoints_written() > 0)
