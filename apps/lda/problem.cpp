@@ -199,14 +199,24 @@ Problem generate(const SyntheticSpec& s, std::uint64_t seed) {
   return p;
 }
 
+// A UCI docword file starts with three lines of one integer each (documents, words,
+// records), then "doc word count" triples. A file whose first line is one integer
+// is taken for one (and a bad header reported by line) when its header lines or its
+// first record line look the part; a text that merely starts with a number ("1611\n
+// In the beginning ...") is text.
 Problem load(const std::string& path) {
   std::ifstream in = open(path);
-  std::string first;
-  std::getline(in, first);
-  chomp(first);
-  std::int64_t v[1];
-  std::size_t n = 0;
-  return integers(first, v, n) && n == 1 ? load_docword(path) : load_text(path);
+  std::string line;
+  std::size_t fields[4] = {0, 0, 0, 0};
+  bool numeric[4] = {false, false, false, false};
+  for (int k = 0; k < 4 && std::getline(in, line); ++k) {
+    chomp(line);
+    std::int64_t v[3];
+    numeric[k] = integers(line, v, fields[k]);
+  }
+  auto one = [&](int k) { return numeric[k] && fields[k] == 1; };
+  const bool docword = one(0) && ((one(1) && one(2)) || (numeric[3] && fields[3] == 3));
+  return docword ? load_docword(path) : load_text(path);
 }
 
 Problem load_docword(const std::string& path) {

@@ -207,6 +207,12 @@ TEST(Lda, LoadsDocwordAndText) {
   EXPECT_EQ(t.vocabulary, (std::vector<std::string>{"cat", "dog"}));
   EXPECT_EQ(t.docs, 3);
   EXPECT_EQ(t.tokens, 4);
+
+  // A text that starts with a number is still text, not a docword header.
+  const auto kjv = lda::load(write(dir, "year.txt",
+                                   "1611\nin the beginning of the heaven\nthe heaven and the earth\n"
+                                   "the earth was without form\n"));
+  EXPECT_EQ(kjv.vocabulary, (std::vector<std::string>{"heaven", "earth"}));  // by first appearance
 }
 
 TEST(Lda, BadInputNamesFileAndLine) {

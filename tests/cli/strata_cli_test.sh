@@ -65,7 +65,8 @@ expect_error 2 "unknown option '--bogus'" train mf --synthetic "$small" --bogus 
 expect_error 2 "exactly one of --data" train mf
 expect_error 2 "unknown --synthetic colour" train mf --synthetic colour=red
 expect_error 2 "--epochs: 'many' is not an integer" train mf --synthetic "$small" --epochs many
-expect_error 2 "strategy" train mf --synthetic "$small" --plan sideways
+expect_error 2 "--plan: unknown strategy 'sideways' (expected auto, serial, 1d, 2d, 2d-skewed, groups or data-parallel)" \
+  train mf --synthetic "$small" --plan sideways
 expect_error 1 "--rank: 0 is outside" train mf --synthetic "$small" --rank 0
 expect_error 1 "cannot open rating file 'missing.txt'" train mf --data missing.txt
 # A diverging run (a step size far too large) stops after the first non-finite pass:

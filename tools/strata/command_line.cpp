@@ -74,9 +74,16 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
     else if (k == "--seed") t.config.seed = static_cast<std::uint64_t>(integer(k, a.value(k), 0));
     else if (k == "--threads") cl.threads = static_cast<int>(integer(k, a.value(k), 1));
     else if (k == "--plan") {
-      std::string p = a.value(k);
+      const std::string given = a.value(k);
+      std::string p = given;
       std::replace(p.begin(), p.end(), '-', '_');  // data-parallel, 2d-skewed
-      t.config.plan = analysis::parse_strategy(p);
+      try {
+        t.config.plan = analysis::parse_strategy(p);
+      } catch (const OptionError&) {  // the library's message uses its own names
+        throw OptionError(fmt::format("--plan: unknown strategy '{}' (expected auto, serial, 1d, 2d, 2d-skewed, "
+                                      "groups or data-parallel)",
+                                      given));
+      }
     }
     else if (k == "--serial") {
       a.no_value(k);
@@ -138,7 +145,7 @@ std::string usage() {
   std::string s =
       "usage:\n"
       "  strata train <app> (--data PATH | --synthetic SPEC) [--epochs N] [--seed S] [app options]\n"
-      "               [--threads T] [--plan auto|serial|1d|2d|2d_skewed|groups|data_parallel] [--serial]\n"
+      "               [--threads T] [--plan auto|serial|1d|2d|2d-skewed|groups|data-parallel] [--serial]\n"
       "               [--metrics OUT.csv] [--plot OUT.svg] [--save DIR]\n"
       "               [--checkpoint-dir DIR [--checkpoint-every N]] [--resume DIR] [--record DIR | --replay DIR]\n"
       "  strata explain <app> (--data PATH | --synthetic SPEC) [app options] [--threads T] [--plan P]\n"
