@@ -4,6 +4,7 @@
 
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
+#include "strata/loop/access.hpp"
 #include "strata/recovery/journaled_state.hpp"
 
 namespace strata::loop::detail {
@@ -62,6 +63,9 @@ const std::vector<std::int64_t>* remembered_split(std::uint64_t array_id, int di
 }
 
 void remember_split(std::uint64_t array_id, int dim, std::vector<std::int64_t> bounds) {
+  // Splits of arrays that no longer exist are dropped, so a program that makes new
+  // arrays every pass does not grow the memory (and its journal) without end.
+  std::erase_if(g_memory.splits, [](const auto& entry) { return !strata::detail::ArrayBase::find_array(entry.first); });
   g_memory.splits[array_id] = {dim, std::move(bounds)};
 }
 
