@@ -92,7 +92,10 @@ same_model ref resumed
 [ "$(ls -d ck/call-* | wc -l)" -le 2 ] || fail "more than two checkpoints kept: $(ls ck)"
 
 # 4. A hung rank (SIGSTOP) becomes a timeout naming the operation; the job ends.
-"$mpiexec" -np 2 "$strata" "${run[@]}" --strata-timeout 3 --checkpoint-dir hang >hang.txt 2>&1 &
+#    The timeout is 10 s, not less: ctest runs other multi-rank tests beside this one
+#    on 2 cores, and under the sanitizer build a rank that is merely descheduled can
+#    fall 3 s behind its partner before anything hangs.
+"$mpiexec" -np 2 "$strata" "${run[@]}" --strata-timeout 10 --checkpoint-dir hang >hang.txt 2>&1 &
 job=$!
 if wait_for_checkpoint hang 1 "$job"; then
   victim=$(pid_of_rank "$job" 1)
@@ -106,7 +109,7 @@ if wait_for_checkpoint hang 1 "$job"; then
   kill "$guard" 2>/dev/null
   kill -KILL "$victim" 2>/dev/null
   [ "$rc" -ne 0 ] || fail "the job with a hung rank exited 0"
-  [ "$took" -le 30 ] || fail "the job took ${took}s to stop after a rank hung (timeout 3 s)"
+  [ "$took" -le 40 ] || fail "the job took ${took}s to stop after a rank hung (timeout 10 s)"
   grep -q "timed out" hang.txt || fail "no timeout message: $(cat hang.txt)"
   echo "stopped rank 1: job ended in ${took}s with exit $rc"
 else
