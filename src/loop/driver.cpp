@@ -149,17 +149,20 @@ std::vector<std::int64_t> rank_bounds_of(const std::vector<std::int64_t>& worker
 
 // Enough time blocks that one block of the arrays following the time dimension
 // (the rows every iteration of a block touches at random) fits in about 256 KiB.
+// Bytes of an array at full (dense) size.
+double dense_bytes(const strata::detail::ArrayBase& a) {
+  double v = static_cast<double>(a.element_size());
+  for (auto e : a.shape_vector()) v *= static_cast<double>(e);
+  return v;
+}
+
 int auto_blocks_per_worker(const Plan& plan) {
   constexpr double kTarget = 256 * 1024;
   double bytes = 0;
   for (const auto& site : plan.sites)
     for (const auto& sub : site.subs)
       if (sub.kind == analysis::Subscript::Kind::affine && sub.iter_dim == plan.choice.time_dim) {
-        if (auto* a = strata::detail::ArrayBase::find_array(site.array_id)) {
-          double v = static_cast<double>(a->element_size());
-          for (auto e : a->shape_vector()) v *= static_cast<double>(e);
-          bytes += v;
-        }
+        if (auto* a = strata::detail::ArrayBase::find_array(site.array_id)) bytes += dense_bytes(*a);
         break;
       }
   const int k = static_cast<int>(std::ceil(bytes / (kTarget * plan.workers)));
@@ -187,34 +190,23 @@ std::int64_t heaviest_part(const std::vector<std::int64_t>& hist, const std::vec
 std::vector<std::int64_t> space_worker_bounds(Plan& plan, strata::detail::ArrayBase& space,
                                               const std::vector<std::int64_t>& hist) {
   std::vector<std::pair<strata::detail::ArrayBase*, int>> aligned;
-  bool writes = std::any_of(plan.sites.begin(), plan.sites.end(), [](const SiteSummary& s) {
-    return s.mode == strata::detail::AccessMode::buffered;
-  });
-  for (const auto& role : plan.roles) {
-    writes = writes || role.written;
-    if (role.placement != Placement::aligned) continue;
-    auto* a = strata::detail::ArrayBase::find_array(role.array_id);
-    if (a && a != &space && a->array_id() != 0) aligned.emplace_back(a, role.array_dim);
-  }
-  auto bytes = [](strata::detail::ArrayBase* a) {
-    if (a->is_sparse_array()) return 0.0;
-    double v = static_cast<double>(a->element_size());
-    for (auto e : a->shape_vector()) v *= static_cast<double>(e);
-    return v;
-  };
-  std::stable_sort(aligned.begin(), aligned.end(),
-                   [&](const auto& x, const auto& y) { return bytes(x.first) > bytes(y.first); });
-
+  for (const auto& role : plan.roles)
+    if (role.placement == Placement::aligned)
+      if (auto* a = strata::detail::ArrayBase::find_array(role.array_id); a && a != &space && a->array_id() != 0)
+        aligned.emplace_back(a, role.array_dim);
   const auto balanced = balanced_bounds(hist, plan.workers);
-  const auto workers = static_cast<std::size_t>(plan.workers);
-  if (writes) {
+  plan.space_bounds_note = "balanced by the iteration histogram";
+  if (!changed_arrays(plan, space.array_id(), false).empty()) {  // writes in place or through Buffers
     for (const auto& [array, dim] : aligned) remember_split(array->array_id(), dim, balanced);
-    plan.space_bounds_note = "balanced by the iteration histogram";
     return balanced;
   }
+  // Dense arrays largest first (sparse ones count as 0 bytes, keeping their order).
+  auto bytes = [](strata::detail::ArrayBase* a) { return a->is_sparse_array() ? 0.0 : dense_bytes(*a); };
+  std::stable_sort(aligned.begin(), aligned.end(),
+                   [&](const auto& x, const auto& y) { return bytes(x.first) > bytes(y.first); });
   const auto best = heaviest_part(hist, balanced);
   for (const auto& [array, dim] : aligned) {
-    const auto* split = remembered_split(array->array_id(), dim, workers);
+    const auto* split = remembered_split(array->array_id(), dim, static_cast<std::size_t>(plan.workers));
     if (!split || split->back() != static_cast<std::int64_t>(hist.size())) continue;
     const auto load = heaviest_part(hist, *split);
     if (static_cast<double>(load) > 1.15 * static_cast<double>(best)) continue;
@@ -224,7 +216,6 @@ std::vector<std::int64_t> space_worker_bounds(Plan& plan, strata::detail::ArrayB
         best > 0 ? static_cast<double>(load) / static_cast<double>(best) : 1.0);
     return *split;
   }
-  plan.space_bounds_note = "balanced by the iteration histogram";
   return balanced;
 }
 
