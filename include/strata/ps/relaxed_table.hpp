@@ -100,6 +100,7 @@ class RelaxedTable final : public detail::RelaxedBase {
       std::lock_guard lock(mu_);  // reset before any collective, so no message of this run is lost
       clocks_ = std::max<std::int64_t>(clocks, 1);
       next_apply_ = 0;
+      deferred_reads_.clear();
       inbound_.clear();
       arrived_.clear();
       received_.assign(static_cast<std::size_t>(rt.size()), 0);
@@ -436,8 +437,8 @@ class RelaxedTable final : public detail::RelaxedBase {
       std::lock_guard lock(mu_);
       w.ready = false;
     }
-    Bytes ask;
-    detail::append(ask, Header{kRead, thread, 0, u});
+    Bytes ask;  // with the reader's clock: the owner answers once it may
+    detail::append(ask, Header{kRead, thread, detail::t_clock, u});
     send(target_.distribution_of().owner(first_of(u).data()), rt.rank(), ask);
     std::unique_lock lock(mu_);
     wait_for(lock, fmt::format("relaxed array {}: a read of unit {} from its owner", label(), u),
@@ -479,15 +480,16 @@ class RelaxedTable final : public detail::RelaxedBase {
         break;
       }
       case kRead: {
-        const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
-        Bytes reply;
-        detail::append(reply, Header{kReadReply, h.thread, 0, h.unit});
-        const std::size_t at = reply.size();
-        reply.resize(at + row);
-        const std::int64_t off = target_.local_offset(first_of(h.unit));
-        STRATA_CHECK(off >= 0, "a read reached a rank that does not own the unit");
-        std::memcpy(reply.data() + at, target_.local_values().data() + off, row);
-        server_send(from, reply);
+        {
+          // A reader at clock t must see every update of clock t-s-1: until this
+          // owner has applied it, the request waits (apply_ready answers it).
+          std::lock_guard lock(mu_);
+          if (next_apply_ < h.clock - consistency_.staleness) {
+            deferred_reads_.push_back({from, h});
+            break;
+          }
+        }
+        answer_read(from, h);
         break;
       }
       case kReadReply: {
@@ -501,6 +503,19 @@ class RelaxedTable final : public detail::RelaxedBase {
       }
       default: STRATA_CHECK(false, "an unknown parameter-server message");
     }
+  }
+
+  // The owner's master value of the unit a kRead asked for, to the reader.
+  void answer_read(int reader, const Header& ask) {
+    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    Bytes reply;
+    detail::append(reply, Header{kReadReply, ask.thread, 0, ask.unit});
+    const std::size_t at = reply.size();
+    reply.resize(at + row);
+    const std::int64_t off = target_.local_offset(first_of(ask.unit));
+    STRATA_CHECK(off >= 0, "a read reached a rank that does not own the unit");
+    std::memcpy(reply.data() + at, target_.local_values().data() + off, row);
+    server_send(reader, reply);
   }
 
   void server_send(int dest, const Bytes& message) {
@@ -566,9 +581,18 @@ class RelaxedTable final : public detail::RelaxedBase {
           if (!serves_[static_cast<std::size_t>(q)].empty()) server_send(q, update_for(q, clock));
       for (const auto u : changed_) is_changed_[static_cast<std::size_t>(u)] = 0;
       changed_.clear();
-      std::lock_guard lock(mu_);
-      ++next_apply_;
-      cv_.notify_all();
+      std::vector<std::pair<int, Header>> now;
+      {
+        std::lock_guard lock(mu_);
+        ++next_apply_;
+        cv_.notify_all();
+        std::erase_if(deferred_reads_, [&](const auto& d) {
+          if (next_apply_ < d.second.clock - consistency_.staleness) return false;
+          now.push_back(d);
+          return true;
+        });
+      }
+      for (const auto& [reader, ask] : now) answer_read(reader, ask);
     }
   }
 
@@ -612,6 +636,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::vector<Staged> staged_;             // per owner: updates not yet in the cache
   std::vector<std::int64_t> received_;     // per owner: blocks received this run
   std::vector<Waiter> waiters_;            // per thread: the dynamic read in flight
+  std::vector<std::pair<int, Header>> deferred_reads_;  // (reader, request) waiting for a clock's apply
   std::int64_t server_bytes_ = 0, server_messages_ = 0;
 };
 
