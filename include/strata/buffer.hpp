@@ -99,10 +99,24 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
       throw ShapeError(fmt::format("Buffer::add: index {} is outside shape {}", to_string(i),
                                    to_string(target_->shape())));
     const std::int64_t k = linearize(i, target_->shape());
-    pending_[static_cast<std::size_t>(detail::t_worker)].set.add(k, delta);
+    pending_[static_cast<std::size_t>(detail::t_delta_set)].set.add(k, delta);
     if constexpr (std::is_arithmetic_v<T>)
       if (table_ && table_->folds_locally()) [[unlikely]] table_->fold_locally(k, delta);
   }
+
+  void replay_begin(int workers) override {
+    pending_.resize(static_cast<std::size_t>(workers), Pending{ps::DeltaSet<T>(volume(target_->shape()))});
+  }
+  std::int64_t replay_reserve(std::int64_t n) override {
+    prepare_apply();
+    return reserve_rounds(n);
+  }
+  void replay_apply(int ranks, std::int64_t round) override {
+    const std::size_t per_rank = pending_.size() / static_cast<std::size_t>(ranks);
+    for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
+      for (const auto& [k, d] : take_pending(r * per_rank, per_rank)) apply_delta(k, d, round);
+  }
+  void replay_end() override { pending_.resize(static_cast<std::size_t>(target_->runtime().threads())); }
 
   /// Elements with deltas waiting on this rank (counted per thread).
   std::size_t pending() const {
@@ -172,10 +186,12 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   };
 
   // This rank's pending deltas, one sum per element (threads in order: the same bits
-  // on every run), sorted by element; the per-thread buffers are left empty.
-  std::vector<std::pair<std::int64_t, T>> take_pending() {
-    ps::DeltaSet<T>& first = pending_.front().set;
-    for (std::size_t t = 1; t < pending_.size(); ++t) pending_[t].set.move_into(first);
+  // on every run), sorted by element; the per-thread buffers are left empty. A replay
+  // takes the sets [from, from + count) of one recorded rank.
+  std::vector<std::pair<std::int64_t, T>> take_pending(std::size_t from = 0, std::size_t count = 0) {
+    if (count == 0) count = pending_.size();
+    ps::DeltaSet<T>& first = pending_[from].set;
+    for (std::size_t t = from + 1; t < from + count; ++t) pending_[t].set.move_into(first);
     auto out = first.sorted();
     first.clear();
     return out;

@@ -48,7 +48,9 @@
 #include "strata/detail/pack.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
+#include "strata/loop/plan.hpp"
 #include "strata/loop/reconnoitre.hpp"
+#include "strata/loop/schedule_record.hpp"
 #include "strata/recovery/loop_calls.hpp"
 #include "strata/loop/worker.hpp"
 
@@ -86,6 +88,9 @@ class SyncedBase {
   /// Collective: combines the mini-batch's deltas; `active[w]` says whether worker w
   /// (rank-major) ran iterations in it. Returns the bytes this rank sent.
   virtual std::int64_t sync(Runtime& rt, const std::vector<std::uint8_t>& active) = 0;
+  /// A single-process replay of a run on `ranks` ranks, begun with every recorded
+  /// worker as a thread: combines the mini-batch as those ranks did.
+  virtual void sync_replayed(int ranks, const std::vector<std::uint8_t>& active) = 0;
   /// Collective: the model goes back into the array, each rank keeping its part.
   virtual void end() = 0;
 };
@@ -151,11 +156,7 @@ class Synced final : public detail::SyncedBase {
       std::vector<T> mine(n, T{});
       rt.pool().run([&](int th) {
         const auto [lo, hi] = slice(n, th, rt.threads());
-        for (std::size_t e = lo; e < hi; ++e) {
-          T s{};
-          for (int t = 0; t < threads; ++t) s += copies_[static_cast<std::size_t>(t)][e] - base_[e];
-          mine[e] = s;
-        }
+        for (std::size_t e = lo; e < hi; ++e) mine[e] = threads_delta(0, copies_.size(), e);
       });
       if (rt.size() == 1) {
         update = std::move(mine);
@@ -167,11 +168,7 @@ class Synced final : public detail::SyncedBase {
           for (std::size_t e = 0; e < n; ++e) update[e] += d[e];
         }
       }
-      if (combine_ == Combine::average) {
-        const auto workers = static_cast<T>(std::count(active.begin(), active.end(), std::uint8_t{1}));
-        if (workers > T{0})
-          for (auto& u : update) u /= workers;
-      }
+      average(update, active);
     } else {
       // Every active worker's deltas, in worker order, for the user's function.
       std::vector<T> mine(static_cast<std::size_t>(threads) * n);
@@ -188,16 +185,35 @@ class Synced final : public detail::SyncedBase {
         if (active[w])
           from.push_back(reinterpret_cast<const T*>(all[w / static_cast<std::size_t>(threads)].data()) +
                          (w % static_cast<std::size_t>(threads)) * n);
-      std::vector<T> deltas(from.size());
-      if (!from.empty())
-        for (std::size_t e = 0; e < n; ++e) {
-          for (std::size_t k = 0; k < from.size(); ++k) deltas[k] = from[k][e];
-          update[e] = function_(std::span<const T>(deltas));
-        }
+      combine_by_function(from, update);
     }
-    for (std::size_t e = 0; e < n; ++e) base_[e] += update[e];
-    for (auto& c : copies_) std::copy(base_.begin(), base_.end(), c.begin());
+    commit(update);
     return sent;
+  }
+
+  void sync_replayed(int ranks, const std::vector<std::uint8_t>& active) override {
+    const std::size_t n = base_.size(), per_rank = copies_.size() / static_cast<std::size_t>(ranks);
+    std::vector<T> update(n, T{});
+    if (!function_) {  // the arithmetic of sync() above, rank by rank
+      for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
+        for (std::size_t e = 0; e < n; ++e) {
+          const T d = threads_delta(r * per_rank, per_rank, e);
+          if (ranks == 1) update[e] = d;
+          else update[e] += d;
+        }
+      average(update, active);
+    } else {
+      std::vector<std::vector<T>> deltas;
+      std::vector<const T*> from;
+      for (std::size_t w = 0; w < active.size(); ++w)
+        if (active[w]) {
+          auto& d = deltas.emplace_back(n);
+          for (std::size_t e = 0; e < n; ++e) d[e] = copies_[w][e] - base_[e];
+          from.push_back(d.data());
+        }
+      combine_by_function(from, update);
+    }
+    commit(update);
   }
 
   void end() override {
@@ -213,6 +229,31 @@ class Synced final : public detail::SyncedBase {
     if (array_.is_sparse())
       throw OptionError(fmt::format("sync_for: array {} is sparse; only dense arrays can be synced",
                                     detail::array_label(array_)));
+  }
+  // Element e's delta summed over copies [first, first + count), in order.
+  T threads_delta(std::size_t first, std::size_t count, std::size_t e) const {
+    T s{};
+    for (std::size_t t = first; t < first + count; ++t) s += copies_[t][e] - base_[e];
+    return s;
+  }
+  void average(std::vector<T>& update, const std::vector<std::uint8_t>& active) const {
+    if (combine_ != Combine::average) return;
+    const auto workers = static_cast<T>(std::count(active.begin(), active.end(), std::uint8_t{1}));
+    if (workers > T{0})
+      for (auto& u : update) u /= workers;
+  }
+  // The user's function over the active workers' deltas (`from`, one array each).
+  void combine_by_function(const std::vector<const T*>& from, std::vector<T>& update) const {
+    if (from.empty()) return;
+    std::vector<T> deltas(from.size());
+    for (std::size_t e = 0; e < update.size(); ++e) {
+      for (std::size_t k = 0; k < from.size(); ++k) deltas[k] = from[k][e];
+      update[e] = function_(std::span<const T>(deltas));
+    }
+  }
+  void commit(const std::vector<T>& update) {
+    for (std::size_t e = 0; e < base_.size(); ++e) base_[e] += update[e];
+    for (auto& c : copies_) std::copy(base_.begin(), base_.end(), c.begin());
   }
   static std::pair<std::size_t, std::size_t> slice(std::size_t n, int part, int parts) {
     const auto p = static_cast<std::size_t>(part), P = static_cast<std::size_t>(parts);
@@ -238,6 +279,63 @@ Synced<T, N> synced(DistArray<T, N>& array, F f) {
   return Synced<T, N>(array, typename Synced<T, N>::Function(std::move(f)));
 }
 
+namespace detail {
+
+inline std::vector<std::uint64_t> synced_ids(const std::vector<SyncedBase*>& synced) {
+  std::vector<std::uint64_t> ids;
+  for (auto* s : synced) ids.push_back(s->array_id());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// A single-process replay of a sync_for call: every recorded worker's mini-batches
+// on this thread, each on its own copy, combined as the recorded ranks combined them.
+template <class Elem, std::size_t M, class Body>
+SyncStats replay_sync_for(DistArray<Elem, M>& space, Body& body, const std::vector<SyncedBase*>& synced) {
+  Runtime& rt = space.runtime();
+  auto& calls = rt.loop_calls();
+  const recovery::RecordedCall& rec = calls.expected();
+  const recovery::RecordedSchedule schedule = calls.record().schedule(rec, static_cast<int>(M));
+  const int ranks = calls.record().recorded_ranks(), workers = ranks * calls.record().recorded_threads();
+  std::vector<std::vector<std::uint8_t>> active(static_cast<std::size_t>(schedule.clocks),
+                                                std::vector<std::uint8_t>(static_cast<std::size_t>(workers), 0));
+  for (std::size_t k = 0; k < schedule.iterations(); ++k)
+    active[static_cast<std::size_t>(schedule.row(k)[M + 1])][static_cast<std::size_t>(schedule.row(k)[M])] = 1;
+  std::vector<std::unique_ptr<SyncCopies>> copies;
+  for (int w = 0; w < workers; ++w) copies.push_back(std::make_unique<SyncCopies>(synced, w));
+
+  SyncStats stats;
+  for (auto* s : synced) s->begin(rt, workers);
+  auto sync_until = [&](std::int64_t batch) {
+    for (; stats.batches < batch; ++stats.batches)
+      for (auto* s : synced) s->sync_replayed(ranks, active[static_cast<std::size_t>(stats.batches)]);
+  };
+  try {
+    for (std::size_t k = 0; k < schedule.iterations(); ++k) {
+      const auto row = schedule.row(k);
+      Index<M> i{};
+      std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(M), i.begin());
+      Elem* value = space.find(i);
+      if (!value)
+        throw ReplayError(fmt::format("replay of loop call {} at {}: index {} of the recorded schedule is not in "
+                                      "the iteration space",
+                                      rec.call, rec.site, to_string(i)));
+      sync_until(row[M + 1]);
+      loop::detail::ObserverScope scope(copies[static_cast<std::size_t>(row[M])].get(), false);
+      body(static_cast<const Index<M>&>(i), *value);
+    }
+    sync_until(schedule.clocks);
+  } catch (...) {
+    for (auto* s : synced) s->end();
+    throw;
+  }
+  for (auto* s : synced) s->end();
+  calls.end({synced_ids(synced), {}, rec.order, {}});
+  return stats;
+}
+
+}  // namespace detail
+
 /// Runs `body(index, value)` over `space` in mini-batches of `options.batch`
 /// iterations per worker, each worker on its own copy of the synced arrays (see the
 /// top of this file). This rank's iterations are split among its threads in
@@ -259,10 +357,7 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
         throw OptionError("sync_for: the same array is synced twice");
   }
   if (rt.loop_calls().begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
-  if (rt.loop_calls().replaying_serially())
-    throw ReplayError(fmt::format("replay of loop call {} (sync_for at {}): mini-batch loops replay only on the "
-                                  "recorded ranks and threads",
-                                  rt.loop_calls().calls(), detail::site_label(options.where)));
+  if (rt.loop_calls().replaying_serially()) return detail::replay_sync_for(space, body, synced);
   const int T = rt.threads();
   const auto values = space.local_values();
   const auto n = static_cast<std::int64_t>(values.size());
@@ -279,7 +374,7 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
     rt.pool().run([&](int th) {
       detail::SyncCopies copies(synced, th);
       loop::detail::ObserverScope scope(&copies, false);
-      detail::t_worker = th;
+      detail::WorkerScope worker(th);
       try {
         const std::int64_t from = lo[static_cast<std::size_t>(th)] + b * options.batch;
         const std::int64_t to = std::min(lo[static_cast<std::size_t>(th) + 1], from + options.batch);
@@ -288,7 +383,6 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
       } catch (...) {
         errors[static_cast<std::size_t>(th)] = std::current_exception();
       }
-      detail::t_worker = 0;
     });
     stats.compute_seconds += detail::seconds_since(start);
     // A failed worker fails the call on every rank, after the model is put back.
@@ -312,10 +406,22 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
     ++stats.batches;
   }
   for (auto* s : synced) s->end();
-  std::vector<std::uint64_t> changed;
-  for (auto* s : synced) changed.push_back(s->array_id());
-  std::sort(changed.begin(), changed.end());
-  rt.loop_calls().end({changed, {}, 0});
+  recovery::CallOutcome outcome{detail::synced_ids(synced), {}, 0, {}};
+  if (rt.loop_calls().recording()) {
+    std::vector<loop::detail::ScheduledIteration<M>> mine;
+    for (int th = 0; th < T; ++th)
+      for (std::int64_t pos = lo[static_cast<std::size_t>(th)]; pos < lo[static_cast<std::size_t>(th) + 1]; ++pos) {
+        const std::int64_t seq = pos - lo[static_cast<std::size_t>(th)];
+        mine.push_back({seq / options.batch, rt.rank() * T + th, seq, loop::detail::index_at(space, pos)});
+      }
+    const auto schedule = loop::detail::to_recorded(loop::detail::gather_schedule(rt, mine), batches);
+    // Calls with the same schedule share its file.
+    const std::uint64_t key = (std::uint64_t{1} << 63) |
+                              (loop::fingerprint(std::as_bytes(std::span(schedule.rows))) ^ static_cast<std::uint64_t>(batches));
+    outcome.order = rt.loop_calls().record().order_of(key);
+    if (outcome.order == 0) outcome.order = rt.loop_calls().record().write_order(key, schedule);
+  }
+  rt.loop_calls().end(outcome);
   return stats;
 }
 

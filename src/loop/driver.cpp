@@ -117,6 +117,13 @@ void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& fro
   }
 }
 
+std::vector<std::uint64_t> relaxed_arrays(const Plan& plan) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& r : plan.roles)
+    if (r.placement == Placement::cached) ids.push_back(r.array_id);
+  return ids;
+}
+
 bool reads_relaxed_arrays(const Plan& plan) {
   return std::any_of(plan.roles.begin(), plan.roles.end(),
                      [](const ArrayRole& r) { return r.placement == Placement::cached && r.read; });

@@ -82,7 +82,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
   const double timeout = rt.comm().timeout();
   std::vector<double> waited(static_cast<std::size_t>(T), 0.0);
   rt.pool().run([&](int t) {
-    detail::t_worker = t;
+    detail::WorkerScope worker(t);
     const int w = r * T + t;
     const auto& order = s.order[static_cast<std::size_t>(w)];
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {
@@ -118,7 +118,6 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
     const auto drain_start = std::chrono::steady_clock::now();
     rt.comm().wait_sends();
     waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(drain_start);
-    detail::t_worker = 0;
   });
   double total = 0;
   for (double w : waited) total += w;

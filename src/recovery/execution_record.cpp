@@ -45,8 +45,8 @@ struct Header {
   int ranks = 0, threads = 0;
 };
 
-// record.txt: "strata-record 1", "program P", "ranks R", "threads T", then
-// "call N SITE order K buffers IDS changed ID:HEX ..." lines.
+// record.txt: "strata-record 2", "program P", "ranks R", "threads T", then
+// "call N SITE order K buffers IDS relaxed IDS changed ID:HEX ..." lines.
 std::vector<RecordedCall> read_record(const fs::path& file, Header& h) {
   std::ifstream in(file);
   if (!in) throw ReplayError(fmt::format("{}: cannot open the record", file.string()));
@@ -60,18 +60,25 @@ std::vector<RecordedCall> read_record(const fs::path& file, Header& h) {
     ls >> key;
     bool ok = true;
     try {
-      if (line_no == 1) ok = key == "strata-record" && line == "strata-record 1";
+      if (line_no == 1) {
+        if (key == "strata-record" && line != "strata-record 2")
+          throw ReplayError(fmt::format("{}: a record of another format ('{}'; this Strata reads 'strata-record 2')",
+                                        file.string(), line));
+        ok = line == "strata-record 2";
+      }
       else if (key == "program") ok = static_cast<bool>(ls >> h.program);
       else if (key == "ranks") ok = static_cast<bool>(ls >> h.ranks);
       else if (key == "threads") ok = static_cast<bool>(ls >> h.threads);
       else if (key == "call") {
         RecordedCall c;
-        std::string w1, order, w2, buffers, w3, pair;
-        ok = static_cast<bool>(ls >> c.call >> c.site >> w1 >> order >> w2 >> buffers >> w3) && w1 == "order" &&
-             w2 == "buffers" && w3 == "changed" && c.call == static_cast<std::int64_t>(calls.size()) + 1;
+        std::string w1, order, w2, buffers, w3, relaxed, w4, pair;
+        ok = static_cast<bool>(ls >> c.call >> c.site >> w1 >> order >> w2 >> buffers >> w3 >> relaxed >> w4) &&
+             w1 == "order" && w2 == "buffers" && w3 == "relaxed" && w4 == "changed" &&
+             c.call == static_cast<std::int64_t>(calls.size()) + 1;
         if (ok) {
           c.order = order == "-" ? 0 : std::stoll(order);
           c.buffers = parse_ids(buffers);
+          c.relaxed = parse_ids(relaxed);
           while (ls >> pair) {
             const auto colon = pair.find(':');
             if (colon == std::string::npos) throw std::invalid_argument("pair");
@@ -110,7 +117,7 @@ ExecutionRecord::ExecutionRecord(Runtime& rt) : rt_(rt) {
       fs::create_directories(dir_, ec);
       out_ = std::fopen((fs::path(dir_) / kRecord).c_str(), "w");
       if (!out_) throw IoError(fmt::format("{}: cannot create the record", (fs::path(dir_) / kRecord).string()));
-      std::fprintf(out_, "strata-record 1\nprogram %s\nranks %d\nthreads %d\n", program_name().c_str(), rt.size(),
+      std::fprintf(out_, "strata-record 2\nprogram %s\nranks %d\nthreads %d\n", program_name().c_str(), rt.size(),
                    rt.threads());
       std::fflush(out_);
     });
@@ -121,6 +128,8 @@ ExecutionRecord::ExecutionRecord(Runtime& rt) : rt_(rt) {
     if (h.program != program_name())
       throw ReplayError(fmt::format("{}: recorded by program '{}', not by this one ('{}')", dir_, h.program,
                                     program_name()));
+    ranks_ = h.ranks;
+    threads_ = h.threads;
     if (h.ranks == rt.size() && h.threads == rt.threads()) mode_ = Mode::replay;
     else if (rt.size() == 1 && rt.threads() == 1) mode_ = Mode::serial_replay;
     else
@@ -134,21 +143,23 @@ ExecutionRecord::~ExecutionRecord() {
   if (out_) std::fclose(out_);
 }
 
-std::int64_t ExecutionRecord::order_of(std::uint64_t plan_serial) const {
-  const auto it = orders_.find(plan_serial);
+std::int64_t ExecutionRecord::order_of(std::uint64_t key) const {
+  const auto it = orders_.find(key);
   return it == orders_.end() ? 0 : it->second;
 }
 
-std::int64_t ExecutionRecord::write_order(std::uint64_t plan_serial, std::span<const std::int64_t> indices, int dims) {
+// order-<k>.bin: dims, clocks, then dims + 2 values per iteration (all int64).
+std::int64_t ExecutionRecord::write_order(std::uint64_t key, const RecordedSchedule& schedule) {
   const auto id = static_cast<std::int64_t>(orders_.size()) + 1;
   detail::all_or_none(rt_.comm(), [&] {
     if (rt_.rank() != 0) return;
     Bytes b;
-    detail::append<std::int64_t>(b, dims);
-    detail::append_span<std::int64_t>(b, indices);
+    detail::append<std::int64_t>(b, schedule.dims);
+    detail::append<std::int64_t>(b, schedule.clocks);
+    detail::append_span<std::int64_t>(b, schedule.rows);
     detail::write_file_synced(fs::path(dir_) / order_file(id), b);
   });
-  orders_[plan_serial] = id;
+  orders_[key] = id;
   return id;
 }
 
@@ -164,21 +175,34 @@ const RecordedCall& ExecutionRecord::expect(std::int64_t call, const std::string
   return c;
 }
 
-std::vector<std::int64_t> ExecutionRecord::order(const RecordedCall& c, int dims) const {
+RecordedSchedule ExecutionRecord::schedule(const RecordedCall& c, int dims) const {
   if (c.order == 0)
-    throw ReplayError(fmt::format("replay of {}: loop call {} at {} has no recorded serial order (a data-parallel "
-                                  "plan or a mini-batch loop): replay it on the recorded ranks and threads",
-                                  dir_, c.call, c.site));
+    throw ReplayError(fmt::format("replay of {}: loop call {} at {} has no recorded schedule", dir_, c.call, c.site));
   const fs::path f = fs::path(dir_) / order_file(c.order);
   const Bytes b = detail::read_file(f, fs::exists(f) ? fs::file_size(f) : 0);
-  if (b.size() < sizeof(std::int64_t) || (b.size() - sizeof(std::int64_t)) % (sizeof(std::int64_t) * dims) != 0)
+  const std::size_t row = sizeof(std::int64_t) * static_cast<std::size_t>(dims + 2), head = 2 * sizeof(std::int64_t);
+  if (b.size() < head || (b.size() - head) % row != 0)
     throw ReplayError(fmt::format("{}: missing or truncated", f.string()));
   detail::Reader in(b);
+  RecordedSchedule s;
+  s.dims = dims;
   if (in.get<std::int64_t>() != dims)
     throw ReplayError(fmt::format("{}: holds indices of another dimension count", f.string()));
-  std::vector<std::int64_t> out((b.size() - sizeof(std::int64_t)) / sizeof(std::int64_t));
-  in.get_span(std::span(out));
-  return out;
+  s.clocks = in.get<std::int64_t>();
+  s.rows.resize((b.size() - head) / sizeof(std::int64_t));
+  in.get_span(std::span(s.rows));
+  const std::int64_t workers = static_cast<std::int64_t>(ranks_) * threads_;
+  std::int64_t last_clock = 0;
+  for (std::size_t k = 0; k < s.iterations(); ++k) {
+    const auto r = s.row(k);
+    const std::int64_t worker = r[static_cast<std::size_t>(dims)], clock = r[static_cast<std::size_t>(dims) + 1];
+    if (worker < 0 || worker >= workers || clock < last_clock || clock >= s.clocks)
+      throw ReplayError(fmt::format("{}: iteration {} has worker {} and clock {} (the record has {} worker(s), {} "
+                                    "clock(s), clocks in order)",
+                                    f.string(), k, worker, clock, workers, s.clocks));
+    last_clock = clock;
+  }
+  return s;
 }
 
 void ExecutionRecord::after_call(std::int64_t call, const std::string& site, const CallOutcome& outcome) {
@@ -194,8 +218,9 @@ void ExecutionRecord::after_call(std::int64_t call, const std::string& site, con
     if (auto* a = detail::ArrayBase::find_array(id)) prints.emplace_back(id, a->content_fingerprint());
   if (mode_ == Mode::record) {
     if (rt_.rank() != 0) return;
-    std::string line = fmt::format("call {} {} order {} buffers {} changed", call, site,
-                                   outcome.order ? std::to_string(outcome.order) : "-", ids_text(outcome.buffers));
+    std::string line = fmt::format("call {} {} order {} buffers {} relaxed {} changed", call, site,
+                                   outcome.order ? std::to_string(outcome.order) : "-", ids_text(outcome.buffers),
+                                   ids_text(outcome.relaxed));
     for (const auto& [id, print] : prints) line += fmt::format(" {}:{:016x}", id, print);
     std::fprintf(out_, "%s\n", line.c_str());
     std::fflush(out_);

@@ -2,13 +2,15 @@
 // (tests/cli/resume_probe_test.sh). Per pass it makes a loop call of every kind a
 // checkpoint or a record must cover: a 2-D SGD loop writing two arrays in place, an
 // irregular loop (conflict groups) whose updates do not commute, a buffered loop
-// whose AdaGrad Buffer keeps owner state, a sync_for mini-batch loop, and a
-// read-only loop feeding an Accumulator. It writes the losses and every array's final
-// bytes to OUT (rank 0), so two runs can be compared byte for byte.
-//   resume_probe OUT [--stop-after CALLS | --no-buffers] [--strata-... runtime options]
+// whose AdaGrad Buffer keeps owner state, a data-parallel loop over a relaxed array
+// (bulk-synchronous, a clock every 7 iterations, floating-point deltas), a sync_for
+// mini-batch loop, and a read-only loop feeding an Accumulator. It writes the losses
+// and every array's final bytes to OUT (rank 0), so two runs can be compared byte for
+// byte.
+//   resume_probe OUT [--stop-after CALLS | --ssp] [--strata-... runtime options]
 // --stop-after ends the process abruptly (exit 3) right after that many loop calls,
-// as a crash would, without any cleanup. --no-buffers leaves out the buffered and the
-// mini-batch loop (a single-process replay runs only loops with a serial order).
+// as a crash would, without any cleanup. --ssp makes the relaxed array
+// stale-synchronous (staleness 1), whose reads depend on timing.
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,7 +45,7 @@ int main(int argc, char** argv) {
   }
   const std::string out_path = argv[1];
   const long stop_after = argc > 3 && std::strcmp(argv[2], "--stop-after") == 0 ? std::atol(argv[3]) : 0;
-  const bool buffers = !(argc > 2 && std::strcmp(argv[2], "--no-buffers") == 0);
+  const bool ssp = argc > 2 && std::strcmp(argv[2], "--ssp") == 0;
   auto maybe_crash = [&] {
     if (stop_after > 0 && rt.loop_calls().calls() >= stop_after) {
       std::fflush(nullptr);
@@ -69,6 +71,9 @@ int main(int argc, char** argv) {
   bias.set_name("bias");
   v.set_name("v");
   Buffer<double, 1, apply::AdaGrad> bias_buf(bias, apply::adagrad(0.05));
+  auto z = DistArray<double, 1>::zeros(rt, {cols});
+  z.set_name("z");
+  Buffer<double, 1> z_buf(z, apply::sum(), (ssp ? strata::ssp(1) : bsp()).every(7));
   Accumulator<double> loss(rt);
   auto rows_space = DistArray<float, 1>::fill(rt, {rows}, 1.0f);
 
@@ -93,13 +98,21 @@ int main(int argc, char** argv) {
       G({g}) = G({g}) * 0.5 + static_cast<double>(r);
     });
     maybe_crash();
-    if (buffers) {
-      parallel_for(R, [&](const Index<2>& ui, float r) { bias_buf.add({ui[1]}, static_cast<double>(r) - 1.0); });
-      maybe_crash();
-      sync_for(rows_space, [&](const Index<1>& i, float x) { v({i[0] % 4}) += 0.001 * x * static_cast<double>(i[0]); },
-               {.batch = 8}, synced(v, Combine::sum));
-      maybe_crash();
-    }
+    // Buffered writes land on elements every worker writes, so how the workers' sums
+    // are combined shows in the last bits.
+    parallel_for(R, [&](const Index<2>& ui, float r) {
+      bias_buf.add({(ui[0] + 2 * ui[1]) % cols}, static_cast<double>(r) - 1.0);
+    });
+    maybe_crash();
+    // Reads of z see the clocks before.
+    parallel_for(R, [&](const Index<2>& ui, float r) {
+      const std::int64_t k = (ui[0] * 7 + ui[1]) % cols;
+      z_buf.add({k}, 0.1 * (static_cast<double>(r) - z.read({k})) / 3.0);
+    });
+    maybe_crash();
+    sync_for(rows_space, [&](const Index<1>& i, float x) { v({i[0] % 4}) += 0.001 * x * static_cast<double>(i[0]) / 3.0; },
+             {.batch = 8}, synced(v, Combine::average));
+    maybe_crash();
     parallel_for(R, [&](const Index<2>& ui, float r) {
       const auto w = W.read_row(ui[0]);
       const auto h = H.read_row(ui[1]);
@@ -117,6 +130,7 @@ int main(int argc, char** argv) {
   append_array(out, H);
   append_array(out, G);
   append_array(out, bias);
+  append_array(out, z);
   append_array(out, v);
   if (rt.rank() == 0) {
     std::FILE* f = std::fopen(out_path.c_str(), "wb");

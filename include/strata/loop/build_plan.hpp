@@ -52,6 +52,8 @@ const Plan& skipped_plan(const std::source_location& where);
 const Plan& replayed_plan(const std::source_location& where);
 /// The ids of the arrays a plan writes through Buffers, in the order it flushes them.
 std::vector<std::uint64_t> buffered_arrays(const Plan& plan);
+/// The ids of a plan's relaxed arrays (their tables run with the loop), in role order.
+std::vector<std::uint64_t> relaxed_arrays(const Plan& plan);
 /// Adds one thread's read sets of relaxed arrays to `into` (bitwise or).
 void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
 /// Whether the loop reads an array that is relaxed (a parameter-server table).

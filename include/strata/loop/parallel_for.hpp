@@ -27,9 +27,11 @@
 #include "strata/loop/accumulator.hpp"
 #include "strata/loop/build_plan.hpp"
 #include "strata/loop/run_plan.hpp"
+#include "strata/loop/schedule_record.hpp"
 #include "strata/loop/undo.hpp"
 #include "strata/ps/buffer_base.hpp"
 #include "strata/recovery/loop_calls.hpp"
+#include "strata/recovery/replayed_deltas.hpp"
 
 namespace strata {
 
@@ -112,87 +114,102 @@ const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const Loo
   const loop::Plan& plan = loop::detail::run_loop_call(space, body, options, where);
   constexpr bool writes_space = !std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
   recovery::CallOutcome outcome{loop::detail::changed_arrays(plan, space.array_id(), writes_space),
-                                loop::detail::buffered_arrays(plan), 0};
+                                loop::detail::buffered_arrays(plan), 0, loop::detail::relaxed_arrays(plan)};
   if (calls.recording()) outcome.order = loop::detail::record_order(space, plan, calls.record());
   calls.end(outcome);
   return plan;
 }
+
+namespace loop::detail {
+/// Every iteration of the last run of `plan` with the worker that ran it, gathered
+/// from all ranks (collective) and sorted by (step, worker, seq). Steps are the 2-D
+/// schedule's steps; in other plans the clocks of a relaxed run (every
+/// `clock_every` iterations of a worker; 0 when it is 0). Within a step, workers
+/// touch nothing another worker of the step writes, so the sort is a serial order
+/// the run is equivalent to.
+template <class Elem, std::size_t M>
+std::vector<ScheduledIteration<M>> scheduled_iterations(const DistArray<Elem, M>& space, const Plan& plan,
+                                                         std::int64_t clock_every) {
+  std::vector<ScheduledIteration<M>> mine;
+  const int T = plan.threads, r = space.runtime().rank();
+  const bool clocked = strategy_has_one_step(plan) && clock_every > 0;
+  for (int th = 0; th < T; ++th) {
+    std::int64_t seq = 0;
+    const auto& steps = plan.work[static_cast<std::size_t>(th)];
+    for (std::size_t st = 0; st < steps.size(); ++st)
+      for (const auto pos : steps[st]) {
+        const std::int64_t step = clocked ? seq / clock_every : static_cast<std::int64_t>(st);
+        mine.push_back({step, r * T + th, seq++, index_at(space, pos)});
+      }
+  }
+  return gather_schedule(space.runtime(), mine);
+}
+}  // namespace loop::detail
 
 /// The serial order the last run of a plan is equivalent to: every iteration's index,
 /// gathered from all ranks (collective). Replaying the body in this order on one
 /// thread reproduces the parallel result bit for bit.
 template <class Elem, std::size_t M>
 std::vector<Index<M>> equivalent_order(const DistArray<Elem, M>& space, const loop::Plan& plan) {
-  struct Item {
-    std::int64_t step, worker, seq;
-    Index<M> index;
-  };
-  std::vector<Item> mine;
-  const int T = plan.threads, r = space.runtime().rank();
-  for (int th = 0; th < T; ++th) {
-    std::int64_t seq = 0;
-    const auto& steps = plan.work[static_cast<std::size_t>(th)];
-    for (std::size_t st = 0; st < steps.size(); ++st)
-      for (const auto pos : steps[st])
-        mine.push_back({static_cast<std::int64_t>(st), r * T + th, seq++, loop::detail::index_at(space, pos)});
-  }
-  // Steps are positions in each worker's order; with 2-D plans all workers advance
-  // through the same number of steps, so (step, worker, seq) is a valid serial order.
-  Bytes buf;
-  strata::detail::append_span<Item>(buf, mine);
-  std::vector<Item> all;
-  for (const auto& part : space.runtime().comm().allgatherv(buf)) {
-    const auto v = strata::detail::as_vector<Item>(part);
-    all.insert(all.end(), v.begin(), v.end());
-  }
-  std::sort(all.begin(), all.end(), [](const Item& a, const Item& b) {
-    return std::tie(a.step, a.worker, a.seq) < std::tie(b.step, b.worker, b.seq);
-  });
   std::vector<Index<M>> out;
-  for (const auto& it : all) out.push_back(it.index);
+  for (const auto& it : loop::detail::scheduled_iterations(space, plan, 0)) out.push_back(it.index);
   return out;
 }
 
 namespace loop::detail {
-// Record mode: the id of the serial order `plan` is equivalent to, written on its
-// first call (0 for data-parallel plans, whose result depends on clocks, not order).
+// Record mode: the id of the schedule of `plan`'s runs, written on its first call.
 template <class Elem, std::size_t M>
 std::int64_t record_order(const DistArray<Elem, M>& space, const Plan& plan, recovery::ExecutionRecord& record) {
-  if (plan.choice.strategy == analysis::Strategy::data_parallel) return 0;
   if (const auto id = record.order_of(plan.serial)) return id;
-  std::vector<std::int64_t> flat;
-  for (const auto& i : equivalent_order(space, plan)) flat.insert(flat.end(), i.begin(), i.end());
-  return record.write_order(plan.serial, flat, static_cast<int>(M));
+  auto all = scheduled_iterations(space, plan, RelaxedRun(plan).clock_every());
+  if (!strategy_has_one_step(plan))
+    for (auto& it : all) it.step = 0;  // a 2-D run over relaxed arrays is one clock
+  std::int64_t clocks = 1;  // as RelaxedRun::begin counts them
+  for (const auto& it : all) clocks = std::max(clocks, it.step + 1);
+  return record.write_order(plan.serial, to_recorded(all, clocks));
 }
 
-// Single-process replay: the body over the call's recorded serial order on this
-// thread, no plan; then the Buffers it wrote are flushed, as after a parallel run.
+// Single-process replay: the body over the call's recorded schedule on this thread,
+// no plan; Buffer writes are summed per recorded worker and applied clock by clock,
+// as in the recorded run.
 template <class Elem, std::size_t M, class Body>
 const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::LoopCalls& calls,
                              const std::source_location& where) {
   const recovery::RecordedCall& rec = calls.expected();
-  const std::vector<std::int64_t> flat = calls.record().order(rec, static_cast<int>(M));
-  for (std::size_t k = 0; k < flat.size(); k += M) {
+  auto& record = calls.record();
+  const recovery::RecordedSchedule schedule = record.schedule(rec, static_cast<int>(M));
+  recovery::ReplayedDeltas deltas(rec, schedule.clocks, record.recorded_ranks(), record.recorded_threads());
+  struct Reset {  // a body that throws leaves no simulated worker behind
+    ~Reset() {
+      strata::detail::t_delta_set = 0;
+      strata::detail::t_clock = 0;
+    }
+  } reset;
+  for (std::size_t k = 0; k < schedule.iterations(); ++k) {
+    const auto row = schedule.row(k);
     Index<M> i{};
-    std::copy(flat.begin() + static_cast<std::ptrdiff_t>(k), flat.begin() + static_cast<std::ptrdiff_t>(k + M),
-              i.begin());
+    std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(M), i.begin());
     Elem* value = space.find(i);
     if (!value)
       throw ReplayError(fmt::format("replay of loop call {} at {}: index {} of the recorded order is not in the "
                                     "iteration space",
                                     rec.call, rec.site, to_string(i)));
+    const std::int64_t clock = row[M + 1];
+    deltas.advance_to(clock);
+    strata::detail::t_delta_set = static_cast<int>(row[M]);
+    strata::detail::t_clock = clock;
     body(static_cast<const Index<M>&>(i), *value);
   }
-  for (const auto id : rec.buffers)
-    if (auto* b = strata::detail::BufferBase::find_buffer(id)) b->flush();
+  strata::detail::t_delta_set = 0;
+  deltas.finish();
   recovery::CallOutcome outcome;
   for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);
   outcome.buffers = rec.buffers;
+  outcome.relaxed = rec.relaxed;
   outcome.order = rec.order;
   calls.end(outcome);
   return replayed_plan(where);
 }
 }  // namespace loop::detail
-
 
 }  // namespace strata

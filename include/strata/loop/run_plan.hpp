@@ -44,7 +44,7 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(T));
   std::atomic<bool> failed{false};
   rt.pool().run([&](int th) {
-    strata::detail::t_worker = th;
+    strata::detail::WorkerScope worker(th);
     for (std::int64_t c = 0; c < relaxed.clocks(); ++c) {
       strata::detail::t_clock = c;
       if (!failed.load(std::memory_order_relaxed) && !relaxed.failed()) {
@@ -59,7 +59,6 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
       meet.arrive_and_wait();
     }
     strata::detail::t_clock = 0;
-    strata::detail::t_worker = 0;
   });
   for (auto& e : errors)
     if (e) {
@@ -209,9 +208,8 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
   }
   if (single_step) {
     rt.pool().run([&](int th) {
-      strata::detail::t_worker = th;
+      strata::detail::WorkerScope worker(th);
       run_step(th, 0, -1);
-      strata::detail::t_worker = 0;
     });
     plan.last_wait_seconds = 0;
     return finish();

@@ -32,6 +32,20 @@ class BufferBase {
   }
   /// Apply rounds so far (adaptive rules keep per-round state).
   virtual std::int64_t rounds() const { return 0; }
+
+  // Single-process replay (strata/recovery/replayed_deltas.hpp): one process plays
+  // every worker of the recorded run, so the Buffer keeps a delta set per recorded
+  // worker and applies them as the recorded run's ranks and owners did.
+  /// Keeps `workers` delta sets; a write goes to the one t_delta_set names.
+  virtual void replay_begin(int workers) = 0;
+  /// Readies the owners' apply state and reserves `n` apply rounds; the first's number.
+  virtual std::int64_t replay_reserve(std::int64_t n) = 0;
+  /// Applies the sets as `ranks` ranks of equally many threads would have: per rank
+  /// its threads' sums added in thread order, then ranks in rank order, as apply round
+  /// `round`. Leaves every set empty.
+  virtual void replay_apply(int ranks, std::int64_t round) = 0;
+  /// Back to one delta set per thread of this process.
+  virtual void replay_end() = 0;
   /// The buffer over the array with this id on this rank, or nullptr.
   static BufferBase* find_buffer(std::uint64_t array_id);
   /// The table of the array with this id when it is relaxed, or nullptr.

@@ -2,23 +2,35 @@
 //
 // With RuntimeOptions::record_dir (--strata-record=DIR) a run writes
 //   DIR/record.txt      the run (program, ranks, threads), then one line per loop call:
-//                       its site, the id of its recorded order, the arrays it wrote
-//                       through Buffers, and a fingerprint of every array it changed
-//   DIR/order-<k>.bin   the serial order a dependence-preserving plan is equivalent to
-//                       (every iteration's index), written once per plan
+//                       its site, the id of its recorded schedule, the arrays it wrote
+//                       through Buffers, its relaxed arrays, and a fingerprint of every
+//                       array it changed
+//   DIR/order-<k>.bin   a schedule: every iteration's index with the worker (rank x
+//                       thread) that ran it and its clock, in a serial order the run is
+//                       equivalent to; written once per plan (per distinct schedule for
+//                       mini-batch loops)
+//
+// How deltas written through Buffers were applied follows from the schedule: each
+// worker sums its own deltas per element in its iteration order; at the end of every
+// clock (the call's end, for arrays that are not relaxed) a rank's workers' sums are
+// added in thread order, and each owner applies the ranks' sums in rank order, one
+// apply round per clock. Mini-batch loops (sync_for) combine the same way per batch.
 //
 // With replay_dir (--strata-replay=DIR) the program runs again and, after every loop
 // call, the fingerprints of the arrays the call changed are compared with the record;
 // the first difference stops the run with ReplayError naming the call, its site and
 // the array. Two ways to replay:
 // * on the recorded ranks and threads: the same computation (dependence-preserving
-//   plans and BSP buffers are deterministic), checked call by call;
-// * in one process on one thread: every call whose plan kept dependences runs its body
-//   over the recorded serial order, with no planning and no other thread, so a
-//   multi-rank run can be stepped through under a debugger. Deltas written through
-//   Buffers are summed in that order; integer deltas come out exact, floating-point
-//   sums may differ in the last bit (the fingerprint check says where). Calls without
-//   an order (data-parallel plans, sync_for) are refused in this mode.
+//   plans, BSP relaxed arrays and mini-batch loops are deterministic), checked call
+//   by call;
+// * in one process on one thread: every call runs its body over the recorded
+//   schedule, with no planning and no other thread, each iteration's Buffer writes
+//   summed as its recorded worker summed them and applied clock by clock as the
+//   owners applied them, so a multi-rank run can be stepped through under a debugger
+//   and its arrays come out bit for bit. Calls whose relaxed arrays read stale values
+//   (staleness above 0, managed communication, Hybrid) depend on timing and are
+//   refused in this mode. Buffer writes made outside loops count as rank 0's (a
+//   program in which every rank makes them differs, and the check says where).
 #pragma once
 
 #include <cstdint>
@@ -40,15 +52,31 @@ struct RecordedCall {
   std::int64_t call = 0;
   std::string site;
   std::int64_t order = 0;               ///< order-<k>.bin, 0 = none
-  std::vector<std::uint64_t> buffers;   ///< arrays written through Buffers
+  std::vector<std::uint64_t> buffers;   ///< arrays written through Buffers, in flush order
+  std::vector<std::uint64_t> relaxed;   ///< relaxed arrays of the call
   std::vector<std::pair<std::uint64_t, std::uint64_t>> changed;  ///< (array id, fingerprint)
 };
 
 /// What a loop call reports after it ran.
 struct CallOutcome {
   std::vector<std::uint64_t> changed;  ///< arrays it changed, sorted
-  std::vector<std::uint64_t> buffers;  ///< arrays it wrote through Buffers
-  std::int64_t order = 0;              ///< its recorded order (record mode), 0 = none
+  std::vector<std::uint64_t> buffers;  ///< arrays it wrote through Buffers, in flush order
+  std::int64_t order = 0;              ///< its recorded schedule (record mode), 0 = none
+  std::vector<std::uint64_t> relaxed;  ///< its relaxed arrays
+};
+
+/// A loop call's schedule as order-<k>.bin holds it: per iteration, its index (dims
+/// values), the worker that ran it (rank x threads + thread) and its clock (the
+/// mini-batch for sync_for; 0 when the call had one), in replay order.
+struct RecordedSchedule {
+  int dims = 0;
+  std::int64_t clocks = 1;         ///< clocks (mini-batches) of the call, empty ones included
+  std::vector<std::int64_t> rows;  ///< dims + 2 values per iteration
+
+  std::size_t iterations() const { return rows.size() / static_cast<std::size_t>(dims + 2); }
+  std::span<const std::int64_t> row(std::size_t k) const {
+    return std::span(rows).subspan(k * static_cast<std::size_t>(dims + 2), static_cast<std::size_t>(dims + 2));
+  }
 };
 
 class ExecutionRecord {
@@ -64,16 +92,21 @@ class ExecutionRecord {
 
   Mode mode() const { return mode_; }
 
-  /// Record mode: the order id of plan `plan_serial`, 0 when not written yet.
-  std::int64_t order_of(std::uint64_t plan_serial) const;
-  /// Record mode, collective: writes `indices` (flattened, `dims` per iteration) as
-  /// a new order of plan `plan_serial` (rank 0 writes) and returns its id.
-  std::int64_t write_order(std::uint64_t plan_serial, std::span<const std::int64_t> indices, int dims);
+  /// Record mode: the id of the schedule written under `key` (a plan's serial, or a
+  /// fingerprint of the schedule), 0 when none was.
+  std::int64_t order_of(std::uint64_t key) const;
+  /// Record mode, collective: writes `schedule` (the same on every rank; rank 0
+  /// writes) as a new order file under `key` and returns its id.
+  std::int64_t write_order(std::uint64_t key, const RecordedSchedule& schedule);
 
   /// Replay modes: the record of call `call`, which must be at `site`.
   const RecordedCall& expect(std::int64_t call, const std::string& site) const;
-  /// Serial replay: the recorded order of `c`, flattened (`dims` per iteration).
-  std::vector<std::int64_t> order(const RecordedCall& c, int dims) const;
+  /// Serial replay: the recorded schedule of `c`, whose iteration space has `dims`
+  /// dimensions.
+  RecordedSchedule schedule(const RecordedCall& c, int dims) const;
+  /// Replay modes: the layout the record was made on.
+  int recorded_ranks() const { return ranks_; }
+  int recorded_threads() const { return threads_; }
 
   /// After a call, collective: record mode writes its line; replay modes compare the
   /// fingerprints of the arrays it changed with the record.
@@ -84,7 +117,8 @@ class ExecutionRecord {
   Mode mode_ = Mode::off;
   std::string dir_;
   std::FILE* out_ = nullptr;  ///< record.txt (rank 0, record mode)
-  std::map<std::uint64_t, std::int64_t> orders_;  ///< plan serial -> order id
+  int ranks_ = 0, threads_ = 0;                   ///< replay: the recorded layout
+  std::map<std::uint64_t, std::int64_t> orders_;  ///< key -> order id
   std::vector<RecordedCall> calls_;               ///< replay: the record
 };
 
