@@ -10,8 +10,9 @@
 //   the elements (rows, for 2-D and larger arrays) its iterations read in the
 //   reconnaissance pass, laid out as one contiguous block per owner. A read is an
 //   index lookup, never a hash lookup. A read outside that set still works: it asks
-//   the owner for the current value (slow, and counted as a dynamic read), and the
-//   element joins the rank's read set from the next loop call on.
+//   the owner (slow, and counted as a dynamic read), which answers once it holds
+//   every update the reader's clock is owed, and the element joins the rank's read
+//   set from the next loop call on.
 // - Clocks: each worker clocks after every `clock_every` of its iterations (0: once
 //   per loop call). At a clock a rank sends its deltas to the owners; an owner that
 //   has every rank's deltas of clock c applies them, in rank order, and sends each
