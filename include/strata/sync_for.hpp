@@ -313,16 +313,10 @@ SyncStats replay_sync_for(DistArray<Elem, M>& space, Body& body, const std::vect
   try {
     for (std::size_t k = 0; k < schedule.iterations(); ++k) {
       const auto row = schedule.row(k);
-      Index<M> i{};
-      std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(M), i.begin());
-      Elem* value = space.find(i);
-      if (!value)
-        throw ReplayError(fmt::format("replay of loop call {} at {}: index {} of the recorded schedule is not in "
-                                      "the iteration space",
-                                      rec.call, rec.site, to_string(i)));
+      const auto [i, value] = loop::detail::recorded_iteration(space, row, rec);
       sync_until(row[M + 1]);
       loop::detail::ObserverScope scope(copies[static_cast<std::size_t>(row[M])].get(), false);
-      body(static_cast<const Index<M>&>(i), *value);
+      body(i, *value);
     }
     sync_until(schedule.clocks);
   } catch (...) {

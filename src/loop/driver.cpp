@@ -154,8 +154,6 @@ std::vector<std::int64_t> rank_bounds_of(const std::vector<std::int64_t>& worker
   return b;
 }
 
-// Enough time blocks that one block of the arrays following the time dimension
-// (the rows every iteration of a block touches at random) fits in about 256 KiB.
 // Bytes of an array at full (dense) size.
 double dense_bytes(const strata::detail::ArrayBase& a) {
   double v = static_cast<double>(a.element_size());
@@ -163,6 +161,8 @@ double dense_bytes(const strata::detail::ArrayBase& a) {
   return v;
 }
 
+// Enough time blocks that one block of the arrays following the time dimension
+// (the rows every iteration of a block touches at random) fits in about 256 KiB.
 int auto_blocks_per_worker(const Plan& plan) {
   constexpr double kTarget = 256 * 1024;
   double bytes = 0;

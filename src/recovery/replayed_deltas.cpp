@@ -31,6 +31,8 @@ ReplayedDeltas::ReplayedDeltas(const RecordedCall& call, std::int64_t clocks, in
     : clocks_(clocks), ranks_(ranks) {
   for (const auto id : call.relaxed) {
     auto& b = buffer_of(call, id);
+    const bool written = std::find(call.buffers.begin(), call.buffers.end(), id) != call.buffers.end();
+    relaxed_.push_back({&b, 0, written});
     if (!b.relaxed())
       throw ReplayError(fmt::format("replay of loop call {} at {}: array {} was relaxed in the recorded run, not "
                                     "in this one",
@@ -51,11 +53,7 @@ ReplayedDeltas::ReplayedDeltas(const RecordedCall& call, std::int64_t clocks, in
   for (const auto id : call.buffers) buffers_.push_back(&buffer_of(call, id));
   for (auto* b : buffers_) b->replay_begin(ranks * threads);  // nothing throws from here on
   // As each table's run began: its apply state readied and a round per clock.
-  for (const auto id : call.relaxed) {
-    auto& b = buffer_of(call, id);
-    const bool written = std::find(call.buffers.begin(), call.buffers.end(), id) != call.buffers.end();
-    relaxed_.push_back({&b, b.replay_reserve(clocks), written});
-  }
+  for (auto& r : relaxed_) r.first_round = r.buffer->replay_reserve(clocks);
 }
 
 ReplayedDeltas::~ReplayedDeltas() {
@@ -69,8 +67,6 @@ void ReplayedDeltas::advance_to(std::int64_t clock) {
 }
 
 void ReplayedDeltas::finish() {
-  if (ended_) return;
-  ended_ = true;
   advance_to(clocks_);
   for (auto* b : buffers_) b->replay_apply(ranks_, b->replay_reserve(1));
 }

@@ -179,7 +179,7 @@ const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::Lo
   auto& record = calls.record();
   const recovery::RecordedSchedule schedule = record.schedule(rec, static_cast<int>(M));
   recovery::ReplayedDeltas deltas(rec, schedule.clocks, record.recorded_ranks(), record.recorded_threads());
-  struct Reset {  // a body that throws leaves no simulated worker behind
+  struct Reset {  // after the call, or a body that throws, no simulated worker is left behind
     ~Reset() {
       strata::detail::t_delta_set = 0;
       strata::detail::t_clock = 0;
@@ -187,20 +187,13 @@ const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::Lo
   } reset;
   for (std::size_t k = 0; k < schedule.iterations(); ++k) {
     const auto row = schedule.row(k);
-    Index<M> i{};
-    std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(M), i.begin());
-    Elem* value = space.find(i);
-    if (!value)
-      throw ReplayError(fmt::format("replay of loop call {} at {}: index {} of the recorded order is not in the "
-                                    "iteration space",
-                                    rec.call, rec.site, to_string(i)));
+    const auto [i, value] = recorded_iteration(space, row, rec);
     const std::int64_t clock = row[M + 1];
     deltas.advance_to(clock);
     strata::detail::t_delta_set = static_cast<int>(row[M]);
     strata::detail::t_clock = clock;
-    body(static_cast<const Index<M>&>(i), *value);
+    body(i, *value);
   }
-  strata::detail::t_delta_set = 0;
   deltas.finish();
   recovery::CallOutcome outcome;
   for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);

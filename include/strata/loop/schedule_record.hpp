@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "strata/detail/pack.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/error.hpp"
 #include "strata/index.hpp"
 #include "strata/recovery/execution_record.hpp"
 #include "strata/runtime.hpp"
@@ -51,6 +57,20 @@ recovery::RecordedSchedule to_recorded(const std::vector<ScheduledIteration<M>>&
     s.rows.push_back(it.step);
   }
   return s;
+}
+
+/// A replay: the index of a recorded schedule's row and its element of `space`.
+template <class Elem, std::size_t M>
+std::pair<Index<M>, Elem*> recorded_iteration(DistArray<Elem, M>& space, std::span<const std::int64_t> row,
+                                              const recovery::RecordedCall& call) {
+  Index<M> i{};
+  std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(M), i.begin());
+  Elem* value = space.find(i);
+  if (!value)
+    throw ReplayError(fmt::format("replay of loop call {} at {}: index {} of the recorded schedule is not in the "
+                                  "iteration space",
+                                  call.call, call.site, to_string(i)));
+  return {i, value};
 }
 
 }  // namespace strata::loop::detail

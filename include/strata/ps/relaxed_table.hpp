@@ -484,7 +484,7 @@ class RelaxedTable final : public detail::RelaxedBase {
           // A reader at clock t must see every update of clock t-s-1: until this
           // owner has applied it, the request waits (apply_ready answers it).
           std::lock_guard lock(mu_);
-          if (next_apply_ < h.clock - consistency_.staleness) {
+          if (must_wait(h)) {
             deferred_reads_.push_back({from, h});
             break;
           }
@@ -504,6 +504,10 @@ class RelaxedTable final : public detail::RelaxedBase {
       default: STRATA_CHECK(false, "an unknown parameter-server message");
     }
   }
+
+  // Whether a kRead from a reader at clock t must wait: this owner has not yet
+  // applied clock t-s-1. Under mu_.
+  bool must_wait(const Header& ask) const { return next_apply_ < ask.clock - consistency_.staleness; }
 
   // The owner's master value of the unit a kRead asked for, to the reader.
   void answer_read(int reader, const Header& ask) {
@@ -587,7 +591,7 @@ class RelaxedTable final : public detail::RelaxedBase {
         ++next_apply_;
         cv_.notify_all();
         std::erase_if(deferred_reads_, [&](const auto& d) {
-          if (next_apply_ < d.second.clock - consistency_.staleness) return false;
+          if (must_wait(d.second)) return false;
           now.push_back(d);
           return true;
         });

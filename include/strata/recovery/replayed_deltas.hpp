@@ -28,8 +28,8 @@ class ReplayedDeltas {
 
   /// Before an iteration of clock `clock`: applies the relaxed arrays' earlier clocks.
   void advance_to(std::int64_t clock);
-  /// After the last iteration: the remaining clocks, then each Buffer's end-of-call
-  /// flush, in the recorded order.
+  /// Once, after the last iteration: the remaining clocks, then each Buffer's
+  /// end-of-call flush, in the recorded order.
   void finish();
 
  private:
@@ -42,7 +42,6 @@ class ReplayedDeltas {
   std::vector<Relaxed> relaxed_;
   std::int64_t clocks_ = 1, applied_ = 0;
   int ranks_ = 1;
-  bool ended_ = false;
 };
 
 }  // namespace strata::recovery
