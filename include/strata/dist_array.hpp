@@ -34,6 +34,7 @@
 #include "strata/error.hpp"
 #include "strata/index.hpp"
 #include "strata/loop/access.hpp"
+#include "strata/loop/worker.hpp"
 #include "strata/partition.hpp"
 #include "strata/random.hpp"
 #include "strata/runtime.hpp"
@@ -485,13 +486,42 @@ class DistArray : public detail::ArrayBase {
 
   // Every observed element access goes through here.
   T* element(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
-    T* p = find(i);
     if (detail::t_observer) [[unlikely]] {
+      if (T* c = cached(i, mode, false)) return c;
+      T* p = find(i);
       void* alt = detail::t_observer->on_access(*this, where, mode, i, false, p, sizeof(T));
       if (alt) return static_cast<T*>(alt);
+      if (!p) throw_not_local(i);
+      return p;
     }
+    T* p = find(i);
     if (!p) throw_not_local(i);
     return p;
+  }
+
+  // A read of a relaxed array during a run whose cache holds the unit: the cached
+  // element (or row), counted as a cache read; nullptr for everything else, which
+  // takes the observer's path (detail/cache_view.hpp).
+  T* cached(const Index<N>& i, detail::AccessMode mode, bool whole_last) {
+    const detail::CacheView* view = cache_view();
+    if (!view || mode != detail::AccessMode::read) [[likely]]
+      return nullptr;
+    std::int64_t u = i[0];
+    for (std::size_t d = 1; d + 1 < N; ++d) {
+      if (static_cast<std::uint64_t>(i[d]) >= static_cast<std::uint64_t>(shape_[d])) return nullptr;
+      u = u * shape_[d] + i[d];
+    }
+    std::int64_t within = 0;
+    if constexpr (N > 1) {
+      if (!whole_last) {
+        within = i[N - 1];
+        if (static_cast<std::uint64_t>(within) >= static_cast<std::uint64_t>(shape_[N - 1])) return nullptr;
+      }
+    }
+    T* unit = view->unit<T>(u);
+    if (!unit) return nullptr;
+    ++view->reads[detail::t_worker].cache;
+    return unit + within;
   }
 
   // The hot path of loop bodies, kept small so it inlines: a dense array whose box is
@@ -528,6 +558,7 @@ class DistArray : public detail::ArrayBase {
                                               detail::AccessMode mode, T* p) {
     const auto len = static_cast<std::size_t>(shape_[N - 1]);
     if (detail::t_observer) {
+      if (T* c = cached(i, mode, true)) return {c, len};
       void* alt = detail::t_observer->on_access(*this, where, mode, i, true, p, len * sizeof(T));
       if (alt) return {static_cast<T*>(alt), len};
     }

@@ -33,6 +33,14 @@ RelaxedRun::RelaxedRun(const Plan& plan) {
   }
 }
 
+RelaxedRun::~RelaxedRun() {
+  for (auto* t : tables_) t->share_cache(false);
+}
+
+void RelaxedRun::share_caches() {
+  for (auto* t : tables_) t->share_cache(true);
+}
+
 void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
   clocks_ = clock_every_ > 0 ? std::max<std::int64_t>(1, (most + clock_every_ - 1) / clock_every_) : 1;
   clocks_ = rt.comm().allreduce(clocks_, ReduceOp::max);
@@ -63,6 +71,7 @@ void RelaxedRun::tick() noexcept {
 }
 
 void RelaxedRun::end() {
+  for (auto* t : tables_) t->share_cache(false);
   if (error_) std::rethrow_exception(error_);
   for (auto* t : tables_) t->end_run();
 }

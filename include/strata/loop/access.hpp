@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/detail/cache_view.hpp"
 #include "strata/partition.hpp"
 
 namespace strata {
@@ -45,6 +46,10 @@ class ArrayBase {
   /// every rank (SPMD), so ids agree across ranks.
   std::uint64_t array_id() const { return id_; }
   const std::string& name() const { return name_; }
+  /// During a relaxed run without checks: the rank's cache of this array, which the
+  /// accessors read directly (detail/cache_view.hpp); nullptr otherwise.
+  const CacheView* cache_view() const { return cache_view_; }
+  void set_cache_view(const CacheView* view) { cache_view_ = view; }
   virtual int rank_of_array() const = 0;  // number of dimensions
   virtual std::vector<std::int64_t> shape_vector() const = 0;
   virtual bool is_sparse_array() const = 0;
@@ -122,6 +127,7 @@ class ArrayBase {
   std::uint64_t id_;
   std::string name_;
   std::uint64_t version_ = 0;
+  const CacheView* cache_view_ = nullptr;
 };
 
 /// Receives the accesses of the loop running on this thread.

@@ -36,6 +36,10 @@ class RelaxedRun {
  public:
   /// The relaxed arrays of `plan`; none makes the run inactive.
   explicit RelaxedRun(const Plan& plan);
+  /// The arrays' accessors stop reading the caches directly (even when the run failed).
+  ~RelaxedRun();
+  RelaxedRun(const RelaxedRun&) = delete;
+  RelaxedRun& operator=(const RelaxedRun&) = delete;
   bool active() const { return !tables_.empty(); }
   /// Whether a table has managed communication: threads offer deltas per iteration.
   bool managed() const { return !managed_.empty(); }
@@ -52,6 +56,9 @@ class RelaxedRun {
   /// Makes thread `th`'s observer (owned by the run), wrapping `inner`.
   void make_observer(int th, strata::detail::AccessObserver* inner);
   strata::detail::AccessObserver* observer_of(int th) const { return observers_[static_cast<std::size_t>(th)].get(); }
+  /// After begin: cached reads skip the observers (detail/cache_view.hpp). Only for
+  /// runs whose observers wrap no checker, which must see every access.
+  void share_caches();
   /// Ends the current clock on every table. For a barrier's completion step: an
   /// error is kept (and later clocks skipped) for end() to throw.
   void tick() noexcept;

@@ -141,6 +141,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     relaxed.begin(rt, plan, most);
     for (int th = 0; th < T; ++th)
       relaxed.make_observer(th, checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get());
+    if (checkers.empty()) relaxed.share_caches();
   }
 
   // Records [from, to) of one step of one thread, body by body.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -68,6 +69,51 @@ class DeltaSet {
       for (const auto& [k, d] : sparse_) into.add(k, d);
     }
     clear();
+  }
+
+  /// Sums `sets` per element (in the order given: the same bits on every run), calls
+  /// f(element, sum) once for every element any of them holds, and empties them.
+  /// When the sets hold many elements for the array's size (at least one per 64),
+  /// they are walked word by word of their bitmaps, so f sees the elements in
+  /// increasing order and the memory behind them (the owner's values and apply
+  /// state) is touched in order rather than at random; otherwise in the order the
+  /// elements were first added, set by set.
+  template <class F>
+  static void drain(std::span<DeltaSet* const> sets, F&& f) {
+    if (sets.empty()) return;
+    DeltaSet& head = *sets[0];
+    std::size_t held = 0;
+    bool dense = true;
+    for (const DeltaSet* s : sets) {
+      held += s->size();
+      dense &= s->dense_;
+    }
+    if (!dense || held * 64 < static_cast<std::size_t>(head.volume_)) {
+      for (std::size_t t = 1; t < sets.size(); ++t) sets[t]->move_into(head);
+      head.for_each(f);
+      head.clear();
+      return;
+    }
+    const auto words = static_cast<std::size_t>((head.volume_ + 63) / 64);
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t any = 0;
+      for (const DeltaSet* s : sets)
+        if (!s->marked_.empty()) any |= s->marked_[w];
+      for (std::uint64_t b = any; b; b &= b - 1) {
+        const std::size_t bit = static_cast<std::size_t>(__builtin_ctzll(b)), at = w * 64 + bit;
+        T sum{};
+        for (DeltaSet* s : sets)
+          if (!s->marked_.empty() && (s->marked_[w] >> bit & 1)) {
+            sum += s->slots_[at];
+            s->slots_[at] = T{};
+          }
+        f(static_cast<std::int64_t>(at), sum);
+      }
+      if (any)
+        for (DeltaSet* s : sets)
+          if (!s->marked_.empty()) s->marked_[w] = 0;
+    }
+    for (DeltaSet* s : sets) s->touched_.clear();
   }
 
   /// The elements held, sorted by element.

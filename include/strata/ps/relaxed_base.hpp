@@ -36,6 +36,10 @@ class RelaxedBase {
   /// A read by loop thread `thread` during a run: the cached (or fetched) element or
   /// row. Writes other than through the Buffer are refused.
   virtual void* read(std::span<const std::int64_t> index, bool whole_last, AccessMode mode, int thread) = 0;
+  /// During a run: whether the array's accessors read the cache directly
+  /// (detail/cache_view.hpp), bypassing read() for cached units. Off when each
+  /// access must be shown to a checker, and always off once the run ends.
+  virtual void share_cache(bool on) = 0;
 };
 
 }  // namespace strata::detail

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/cache_view.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
@@ -54,6 +55,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     missed_.resize(counters_.size());
   }
   ~RelaxedTable() override {
+    if (target_.cache_view() == &view_) target_.set_cache_view(nullptr);
     if (postman_) postman_->unsubscribe(target_.array_id());
   }
 
@@ -130,10 +132,19 @@ class RelaxedTable final : public detail::RelaxedBase {
     auto flush = [&] {
       std::vector<Bytes> out(static_cast<std::size_t>(R));
       for (auto& b : out) detail::append(b, Header{kDeltas, 0, clock, 0});
-      for (const auto& [k, d] : owner_.take_pending())
-        detail::append(out[static_cast<std::size_t>(owner_of(k))], Delta{k, d});
+      if (R == 1) {
+        owner_.take_pending([&](std::int64_t k, const T& d) { detail::append(out[0], Delta{k, d}); });
+      } else {
+        owner_.take_pending([&](std::int64_t k, const T& d) {
+          detail::append(out[static_cast<std::size_t>(owner_of(k))], Delta{k, d});
+        });
+      }
       for (int r = 0; r < R; ++r) send(r, me, out[static_cast<std::size_t>(r)]);
     };
+    if (R == 1 && !outbox_) {
+      apply_own_clock(clock);
+      return;
+    }
     if (outbox_) {
       outbox_->end_clock([&](DeltaSet<T>& rest) {
         owner_.absorb(rest);
@@ -198,6 +209,14 @@ class RelaxedTable final : public detail::RelaxedBase {
     rt.comm().barrier();  // after it, no message of this run is in flight
   }
 
+  void share_cache(bool on) override {
+    if (on) {
+      view_ = detail::CacheView{block_.data(), whole_ ? laid_out_bits_.data() : nullptr,
+                                whole_ ? nullptr : slot_of_.data(), units_, unit_len_, counters_.data()};
+    }
+    target_.set_cache_view(on ? &view_ : nullptr);
+  }
+
   void* read(std::span<const std::int64_t> index, bool whole_last, detail::AccessMode mode, int thread) override {
     if (mode == detail::AccessMode::buffered) return nullptr;
     if (mode != detail::AccessMode::read)
@@ -241,9 +260,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     std::int64_t clock = -1;
     std::vector<Bytes> updates;
   };
-  struct alignas(64) Counters {
-    std::int64_t cache = 0, dynamic = 0;
-  };
+  using Counters = detail::CacheReads;
   struct Waiter {
     bool ready = false;
     std::vector<T> values;
@@ -535,11 +552,44 @@ class RelaxedTable final : public detail::RelaxedBase {
   // as changed: the next update each of its readers gets carries it.
   void apply_one(const Delta& d, std::int64_t clock) {
     owner_.apply_delta(d.key, d.delta, round_ + clock);
-    const auto u = static_cast<std::size_t>(target_.local_offset(delinearize(d.key, target_.shape())) / unit_len_);
+    std::int64_t off = target_.local_offset(delinearize(d.key, target_.shape()));
+    if constexpr (N > 1) off /= unit_len_;
+    const auto u = static_cast<std::size_t>(off);
     if (!is_changed_[u]) {
       is_changed_[u] = 1;
       changed_.push_back(static_cast<std::int64_t>(u));
     }
+  }
+
+  // One rank without managed communication: this rank owns every element and its
+  // cache is the only reader, so tick applies the clock's deltas itself (the rank's
+  // threads are stopped) and copies the changed units into the cache. The same
+  // arithmetic as the owner's path, without messages or waiting for the Postman.
+  void apply_own_clock(std::int64_t clock) {
+    owner_.take_pending([&](std::int64_t k, const T& d) { apply_one(Delta{k, d}, clock); });
+    const bool last = clock + 1 >= clocks_;
+    if (!last) {
+      const auto values = target_.local_values();
+      const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+      const auto& where = position_for_[0];
+      for (const auto u : changed_)
+        if (const std::int32_t pos = where[static_cast<std::size_t>(u)]; pos >= 0)
+          std::memcpy(block_.data() + slot_at(0, static_cast<std::size_t>(pos)) * unit_len_,
+                      values.data() + u * unit_len_, row);
+    }
+    for (const auto u : changed_) is_changed_[static_cast<std::size_t>(u)] = 0;
+    changed_.clear();
+    {
+      std::lock_guard lock(mu_);
+      ++next_apply_;
+      if (!last) ++received_[0];
+    }
+    for (auto& f : fetched_) f.clear();
+    ++stats_.clocks;
+    if (last) return;
+    version_[0] = clock;
+    if (stats_.staleness_histogram.empty()) stats_.staleness_histogram.resize(1);
+    ++stats_.staleness_histogram[0];
   }
 
   // Managed communication, every turn of the Postman's loop (it keeps its own time).
@@ -619,6 +669,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::vector<std::int32_t> slot_of_;                  // compact layout: per unit, its slot in block_, or -1
   std::vector<std::int32_t> base_;                     // per owner: its first slot
   std::vector<T> block_;                               // the cache
+  detail::CacheView view_;                             // block_ as accessors read it (share_cache)
 
   // Reader side, loop threads (tick runs while the rank's threads are stopped).
   std::vector<std::int64_t> version_;  // per owner: the clock of the block in the cache

@@ -1,0 +1,47 @@
+// CacheView: a relaxed array's cache as the rank's loop threads read it during a run.
+//
+// A read of a relaxed array used to go accessor -> thread's observer (virtual) ->
+// table (virtual) -> cache; on a sparse model every non-zero pays that, and it kept
+// the processor from overlapping the loads of one sample. While a run has no checker
+// to show accesses to, the table publishes its cache on the array instead, and the
+// accessor resolves a cached unit itself: a bounds test, a bit (or slot) lookup and a
+// load. Units outside the cache still take the observer's path (the dynamic read).
+#pragma once
+
+#include <cstdint>
+
+namespace strata::detail {
+
+/// Reads one loop thread served, from the cache and through the dynamic path.
+struct alignas(64) CacheReads {
+  std::int64_t cache = 0, dynamic = 0;
+};
+
+/// A view of the cache block. Units are elements of a 1-D array, rows along the last
+/// dimension otherwise; the block is either laid out like the array (`held` says
+/// which units it holds) or compact (`slot_of` gives each unit's slot, or -1).
+struct CacheView {
+  void* block = nullptr;
+  const std::uint64_t* held = nullptr;   // array-shaped layout, else nullptr
+  const std::int32_t* slot_of = nullptr;  // compact layout, else nullptr
+  std::int64_t units = 0, unit_len = 1;
+  CacheReads* reads = nullptr;  // per loop thread (indexed by t_worker)
+
+  /// The first element of cached unit `u`, or nullptr when the cache lacks it.
+  template <class T>
+  T* unit(std::int64_t u) const {
+    if (static_cast<std::uint64_t>(u) >= static_cast<std::uint64_t>(units)) return nullptr;
+    const auto at = static_cast<std::size_t>(u);
+    std::int64_t slot;
+    if (held) {
+      if (!(held[at / 64] >> (at % 64) & 1)) return nullptr;
+      slot = u;
+    } else {
+      slot = slot_of[at];
+      if (slot < 0) return nullptr;
+    }
+    return static_cast<T*>(block) + slot * unit_len;
+  }
+};
+
+}  // namespace strata::detail
