@@ -9,7 +9,9 @@
 // to know which deltas were computed from the same reads takes a fourth argument,
 // an ApplyContext: deltas applied in the same round were all computed from values
 // read before the round began (one round per Buffer flush, or per clock of a relaxed
-// array).
+// array). The call is const and may run on several threads at once for different
+// elements (a one-rank relaxed array's threads share its clocks), so an apply
+// function keeps everything it changes in `value` and `state`.
 #pragma once
 
 #include <algorithm>

@@ -197,6 +197,22 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     for (std::size_t t = from; t < from + count; ++t) sets.push_back(&pending_[t].set);
     ps::DeltaSet<T>::drain(sets, f);
   }
+  // take_pending() shared by the rank's threads (a one-rank table's clock): begin
+  // on one thread, then part p of P on each thread at once (each calls f for its
+  // own elements), then end on one thread.
+  void take_pending_begin() {
+    taking_.clear();
+    for (auto& p : pending_) taking_.push_back(&p.set);
+    taking_walk_ = ps::DeltaSet<T>::walks_bitmaps(taking_);
+  }
+  template <class F>
+  void take_pending_part(F&& f, int part, int parts) {
+    ps::DeltaSet<T>::drain_part(taking_, taking_walk_, part, parts, f);
+  }
+  void take_pending_end() {
+    if (taking_walk_) ps::DeltaSet<T>::forget_listed(taking_);
+    taking_.clear();
+  }
   // Thread `th`'s pending deltas, added to `into`; the thread's buffer is left empty.
   // Runs on that thread.
   void hand_over(int th, ps::DeltaSet<T>& into) { pending_[static_cast<std::size_t>(th)].set.move_into(into); }
@@ -229,6 +245,8 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   DistArray<T, N>* target_;
   Apply apply_;
   std::vector<Pending> pending_, saved_;
+  std::vector<ps::DeltaSet<T>*> taking_;  // between take_pending_begin and _end
+  bool taking_walk_ = false;
   std::optional<DistArray<state_type, N>> state_;
   std::int64_t rounds_ = 0;
   std::unique_ptr<ps::RelaxedTable<T, N, Buffer>> table_;  // relaxed arrays only

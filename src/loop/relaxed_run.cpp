@@ -30,6 +30,7 @@ RelaxedRun::RelaxedRun(const Plan& plan) {
     clock_every_ = t->consistency().clock_every;
     tables_.push_back(t);
     if (t->managed()) managed_.push_back(t);
+    if (t->splits_tick()) splitting_.push_back(t);
   }
 }
 
@@ -58,13 +59,36 @@ void RelaxedRun::make_observer(int th, strata::detail::AccessObserver* inner) {
   observers_[static_cast<std::size_t>(th)] = std::make_unique<RelaxedReads>(tables_, inner, th);
 }
 
+void RelaxedRun::keep(std::exception_ptr e) noexcept {
+  std::lock_guard lock(error_mu_);
+  if (!error_) error_ = std::move(e);
+  failed_.store(true, std::memory_order_relaxed);
+}
+
+void RelaxedRun::prepare_tick(int threads) noexcept {
+  if (failed()) return;
+  try {
+    for (auto* t : splitting_) t->prepare_tick(clock_, threads);
+  } catch (...) {
+    keep(std::current_exception());
+  }
+}
+
+void RelaxedRun::tick_part(int th, int threads) noexcept {
+  if (failed()) return;
+  try {
+    for (auto* t : splitting_) t->tick_part(clock_, th, threads);
+  } catch (...) {
+    keep(std::current_exception());
+  }
+}
+
 void RelaxedRun::tick() noexcept {
   if (!failed()) {
     try {
       for (auto* t : tables_) t->tick(clock_);
     } catch (...) {
-      error_ = std::current_exception();
-      failed_.store(true, std::memory_order_relaxed);
+      keep(std::current_exception());
     }
   }
   ++clock_;

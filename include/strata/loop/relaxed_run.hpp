@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -62,13 +63,21 @@ class RelaxedRun {
   /// Ends the current clock on every table. For a barrier's completion step: an
   /// error is kept (and later clocks skipped) for end() to throw.
   void tick() noexcept;
+  /// Whether some table lets the rank's threads share its clock's work: then, before
+  /// tick(), prepare_tick(threads) runs on one thread and tick_part(th, threads) on each.
+  bool splits_ticks() const { return !splitting_.empty(); }
+  void prepare_tick(int threads) noexcept;
+  void tick_part(int th, int threads) noexcept;
   /// After a failed tick the threads only go through the motions.
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
   /// Collective: ends every table's run; throws a tick's error.
   void end();
 
  private:
-  std::vector<strata::detail::RelaxedBase*> tables_, managed_;
+  void keep(std::exception_ptr e) noexcept;
+
+  std::vector<strata::detail::RelaxedBase*> tables_, managed_, splitting_;
+  std::mutex error_mu_;  // tick_part runs on every thread
   std::vector<std::unique_ptr<RelaxedReads>> observers_;
   std::int64_t clock_every_ = 0, clocks_ = 1, clock_ = 0;
   std::exception_ptr error_;

@@ -41,6 +41,9 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
   const int T = rt.threads();
   const std::int64_t every = relaxed.clock_every();
   std::barrier meet(T, [&]() noexcept { relaxed.tick(); });
+  // One-rank tables apply their clocks themselves; the threads share that work.
+  const bool share = T > 1 && relaxed.splits_ticks();
+  std::barrier stop(T, [&]() noexcept { relaxed.prepare_tick(T); });
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(T));
   std::atomic<bool> failed{false};
   rt.pool().run([&](int th) {
@@ -55,6 +58,10 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
           errors[static_cast<std::size_t>(th)] = std::current_exception();
           failed.store(true, std::memory_order_relaxed);
         }
+      }
+      if (share) {
+        stop.arrive_and_wait();
+        relaxed.tick_part(th, T);
       }
       meet.arrive_and_wait();
     }

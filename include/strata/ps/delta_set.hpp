@@ -73,47 +73,48 @@ class DeltaSet {
 
   /// Sums `sets` per element (in the order given: the same bits on every run), calls
   /// f(element, sum) once for every element any of them holds, and empties them.
-  /// When the sets hold many elements for the array's size (at least one per 64),
-  /// they are walked word by word of their bitmaps, so f sees the elements in
-  /// increasing order and the memory behind them (the owner's values and apply
-  /// state) is touched in order rather than at random; otherwise in the order the
-  /// elements were first added, set by set.
+  /// When the sets hold many elements for the array's size (walks_bitmaps), they are
+  /// walked word by word of their bitmaps, so f sees the elements in increasing
+  /// order and the memory behind them (the owner's values and apply state) is
+  /// touched in order rather than at random; otherwise in the order the elements
+  /// were first added, set by set.
   template <class F>
   static void drain(std::span<DeltaSet* const> sets, F&& f) {
     if (sets.empty()) return;
-    DeltaSet& head = *sets[0];
-    std::size_t held = 0;
-    bool dense = true;
-    for (const DeltaSet* s : sets) {
-      held += s->size();
-      dense &= s->dense_;
-    }
-    if (!dense || held * 64 < static_cast<std::size_t>(head.volume_)) {
-      for (std::size_t t = 1; t < sets.size(); ++t) sets[t]->move_into(head);
-      head.for_each(f);
-      head.clear();
+    if (!walks_bitmaps(sets)) {
+      drain_listed(sets, f);
       return;
     }
-    const auto words = static_cast<std::size_t>((head.volume_ + 63) / 64);
-    for (std::size_t w = 0; w < words; ++w) {
-      std::uint64_t any = 0;
-      for (const DeltaSet* s : sets)
-        if (!s->marked_.empty()) any |= s->marked_[w];
-      for (std::uint64_t b = any; b; b &= b - 1) {
-        const std::size_t bit = static_cast<std::size_t>(__builtin_ctzll(b)), at = w * 64 + bit;
-        T sum{};
-        for (DeltaSet* s : sets)
-          if (!s->marked_.empty() && (s->marked_[w] >> bit & 1)) {
-            sum += s->slots_[at];
-            s->slots_[at] = T{};
-          }
-        f(static_cast<std::int64_t>(at), sum);
-      }
-      if (any)
-        for (DeltaSet* s : sets)
-          if (!s->marked_.empty()) s->marked_[w] = 0;
+    drain_words(sets, 0, words_of(sets), f);
+    forget_listed(sets);
+  }
+
+  /// drain() in parts that may run at once on different threads. `walk` is
+  /// walks_bitmaps(sets), decided before any part starts: then part p of P drains
+  /// its own range of elements, and once every part has run forget_listed()
+  /// empties the sets' lists; otherwise part 0 drains everything.
+  template <class F>
+  static void drain_part(std::span<DeltaSet* const> sets, bool walk, int part, int parts, F&& f) {
+    if (sets.empty()) return;
+    if (!walk) {
+      if (part == 0) drain_listed(sets, f);
+      return;
     }
+    const std::size_t words = words_of(sets), P = static_cast<std::size_t>(parts), p = static_cast<std::size_t>(part);
+    drain_words(sets, words * p / P, words * (p + 1) / P, f);
+  }
+  static void forget_listed(std::span<DeltaSet* const> sets) {
     for (DeltaSet* s : sets) s->touched_.clear();
+  }
+  /// Whether drain walks the bitmaps: dense sets holding at least one element per
+  /// 64 of the array, where a walk costs less than following the lists at random.
+  static bool walks_bitmaps(std::span<DeltaSet* const> sets) {
+    std::size_t held = 0;
+    for (const DeltaSet* s : sets) {
+      if (!s->dense_) return false;
+      held += s->size();
+    }
+    return !sets.empty() && held * 64 >= static_cast<std::size_t>(sets[0]->volume_);
   }
 
   /// The elements held, sorted by element.
@@ -162,6 +163,40 @@ class DeltaSet {
   }
 
  private:
+  static std::size_t words_of(std::span<DeltaSet* const> sets) {
+    return static_cast<std::size_t>((sets[0]->volume_ + 63) / 64);
+  }
+  template <class F>
+  static void drain_listed(std::span<DeltaSet* const> sets, F& f) {
+    DeltaSet& head = *sets[0];
+    for (std::size_t t = 1; t < sets.size(); ++t) sets[t]->move_into(head);
+    head.for_each(f);
+    head.clear();
+  }
+  // The elements of bitmap words [from, to), summed in set order; their slots and
+  // bits are cleared, the lists left alone.
+  template <class F>
+  static void drain_words(std::span<DeltaSet* const> sets, std::size_t from, std::size_t to, F& f) {
+    for (std::size_t w = from; w < to; ++w) {
+      std::uint64_t any = 0;
+      for (const DeltaSet* s : sets)
+        if (!s->marked_.empty()) any |= s->marked_[w];
+      if (!any) continue;
+      for (std::uint64_t b = any; b; b &= b - 1) {
+        const std::size_t bit = static_cast<std::size_t>(__builtin_ctzll(b)), at = w * 64 + bit;
+        T sum{};
+        for (DeltaSet* s : sets)
+          if (!s->marked_.empty() && (s->marked_[w] >> bit & 1)) {
+            sum += s->slots_[at];
+            s->slots_[at] = T{};
+          }
+        f(static_cast<std::int64_t>(at), sum);
+      }
+      for (DeltaSet* s : sets)
+        if (!s->marked_.empty()) s->marked_[w] = 0;
+    }
+  }
+
   std::int64_t volume_ = 0;
   bool dense_ = true;
   std::vector<T> slots_;

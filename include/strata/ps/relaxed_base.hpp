@@ -27,6 +27,12 @@ class RelaxedBase {
   /// the rank is stopped. Sends the clock's deltas and, before the next clock
   /// begins, waits until the cache is as fresh as the staleness bound demands.
   virtual void tick(std::int64_t clock) = 0;
+  /// Whether the rank's threads can share tick's work: prepare_tick(clock, P) on one
+  /// thread, then tick_part(clock, p, P) on every thread at once (p = 0..P-1), then
+  /// tick(clock) as usual, all while the loop's iterations are stopped.
+  virtual bool splits_tick() const = 0;
+  virtual void prepare_tick(std::int64_t clock, int parts) = 0;
+  virtual void tick_part(std::int64_t clock, int part, int parts) = 0;
   /// Collective: waits until every delta of the call has been applied at its owner.
   virtual void end_run() = 0;
   /// Managed communication: at the end of each iteration, loop thread `thread` offers

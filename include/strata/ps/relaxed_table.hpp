@@ -111,6 +111,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
     owner_.prepare_apply();
     round_ = owner_.reserve_rounds(clocks_);
+    split_clock_ = -1;
     lay_out(read_units);
     version_.assign(static_cast<std::size_t>(rt.size()), -1);
     // The first fill: every owner sends each reader its block as it is now.
@@ -142,7 +143,11 @@ class RelaxedTable final : public detail::RelaxedBase {
       for (int r = 0; r < R; ++r) send(r, me, out[static_cast<std::size_t>(r)]);
     };
     if (R == 1 && !outbox_) {
-      apply_own_clock(clock);
+      if (split_clock_ != clock) {  // the rank's threads did not share the work
+        prepare_tick(clock, 1);
+        tick_part(clock, 0, 1);
+      }
+      finish_own_clock(clock);
       return;
     }
     if (outbox_) {
@@ -207,6 +212,19 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
     learn_missed_units();
     rt.comm().barrier();  // after it, no message of this run is in flight
+  }
+
+  // One rank without managed communication applies its clocks itself (see
+  // apply_own); for a 1-D array the rank's threads can share that work, each
+  // taking a range of elements.
+  bool splits_tick() const override { return N == 1 && target_.runtime().size() == 1 && !outbox_; }
+  void prepare_tick(std::int64_t clock, int parts) override {
+    owner_.take_pending_begin();
+    if (changed_parts_.size() < static_cast<std::size_t>(parts)) changed_parts_.resize(static_cast<std::size_t>(parts));
+    split_clock_ = clock;
+  }
+  void tick_part(std::int64_t clock, int part, int parts) override {
+    apply_own(clock, part, parts, changed_parts_[static_cast<std::size_t>(part)]);
   }
 
   void share_cache(bool on) override {
@@ -421,14 +439,18 @@ class RelaxedTable final : public detail::RelaxedBase {
     detail::append(b, Header{kValues, 0, clock, 0});
     const auto& where = position_for_[static_cast<std::size_t>(q)];
     const auto values = target_.local_values();
-    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T), pair = sizeof(std::int32_t) + row;
+    std::size_t n = 0;
+    for (const auto u : changed_) n += where[static_cast<std::size_t>(u)] >= 0;
+    std::size_t at = b.size();
+    b.resize(at + n * pair);  // sized once: a clock may change most of the array
     for (const auto u : changed_) {
       const std::int32_t pos = where[static_cast<std::size_t>(u)];
       if (pos < 0) continue;
-      const std::size_t at = b.size();
-      b.resize(at + sizeof pos + row);
       std::memcpy(b.data() + at, &pos, sizeof pos);
-      std::memcpy(b.data() + at + sizeof pos, values.data() + u * unit_len_, row);
+      if constexpr (N == 1) std::memcpy(b.data() + at + sizeof pos, values.data() + u, sizeof(T));
+      else std::memcpy(b.data() + at + sizeof pos, values.data() + u * unit_len_, row);
+      at += pair;
     }
     return b;
   }
@@ -438,8 +460,9 @@ class RelaxedTable final : public detail::RelaxedBase {
     for (std::size_t at = 0; at < pairs.size(); at += sizeof(std::int32_t) + row) {
       std::int32_t pos;
       std::memcpy(&pos, pairs.data() + at, sizeof pos);
-      std::memcpy(block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * unit_len_, pairs.data() + at + sizeof pos,
-                  row);
+      T* into = block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * unit_len_;
+      if constexpr (N == 1) std::memcpy(into, pairs.data() + at + sizeof pos, sizeof(T));  // a constant size: a move
+      else std::memcpy(into, pairs.data() + at + sizeof pos, row);
     }
   }
 
@@ -550,35 +573,45 @@ class RelaxedTable final : public detail::RelaxedBase {
 
   // Folds one delta of clock `clock` in at its owner (this rank) and notes its unit
   // as changed: the next update each of its readers gets carries it.
-  void apply_one(const Delta& d, std::int64_t clock) {
+  void apply_one(const Delta& d, std::int64_t clock) { apply_one(d, clock, changed_); }
+  void apply_one(const Delta& d, std::int64_t clock, std::vector<std::int64_t>& changed) {
     owner_.apply_delta(d.key, d.delta, round_ + clock);
     std::int64_t off = target_.local_offset(delinearize(d.key, target_.shape()));
     if constexpr (N > 1) off /= unit_len_;
     const auto u = static_cast<std::size_t>(off);
     if (!is_changed_[u]) {
       is_changed_[u] = 1;
-      changed_.push_back(static_cast<std::int64_t>(u));
+      changed.push_back(static_cast<std::int64_t>(u));
     }
   }
 
   // One rank without managed communication: this rank owns every element and its
   // cache is the only reader, so tick applies the clock's deltas itself (the rank's
-  // threads are stopped) and copies the changed units into the cache. The same
+  // threads are stopped) and copies the changed units into the cache: the same
   // arithmetic as the owner's path, without messages or waiting for the Postman.
-  void apply_own_clock(std::int64_t clock) {
-    owner_.take_pending([&](std::int64_t k, const T& d) { apply_one(Delta{k, d}, clock); });
-    const bool last = clock + 1 >= clocks_;
-    if (!last) {
+  // Part `part` of `parts` takes its own elements (tick_part; parts > 1 only for
+  // 1-D arrays, where elements and units coincide, so no two parts share a unit).
+  void apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed) {
+    owner_.take_pending_part([&](std::int64_t k, const T& d) { apply_one(Delta{k, d}, clock, changed); }, part, parts);
+    if (clock + 1 < clocks_) {
       const auto values = target_.local_values();
       const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
       const auto& where = position_for_[0];
-      for (const auto u : changed_)
-        if (const std::int32_t pos = where[static_cast<std::size_t>(u)]; pos >= 0)
-          std::memcpy(block_.data() + slot_at(0, static_cast<std::size_t>(pos)) * unit_len_,
-                      values.data() + u * unit_len_, row);
+      for (const auto u : changed)
+        if (const std::int32_t pos = where[static_cast<std::size_t>(u)]; pos >= 0) {
+          T* into = block_.data() + slot_at(0, static_cast<std::size_t>(pos)) * unit_len_;
+          if constexpr (N == 1) *into = values[static_cast<std::size_t>(u)];
+          else std::memcpy(into, values.data() + u * unit_len_, row);
+        }
     }
-    for (const auto u : changed_) is_changed_[static_cast<std::size_t>(u)] = 0;
-    changed_.clear();
+    for (const auto u : changed) is_changed_[static_cast<std::size_t>(u)] = 0;
+    changed.clear();
+  }
+  // After apply_own's parts: the clock is applied.
+  void finish_own_clock(std::int64_t clock) {
+    owner_.take_pending_end();
+    split_clock_ = -1;
+    const bool last = clock + 1 >= clocks_;
     {
       std::lock_guard lock(mu_);
       ++next_apply_;
@@ -665,6 +698,10 @@ class RelaxedTable final : public detail::RelaxedBase {
   // The Postman's thread, during a clock's apply: local units that changed.
   std::vector<std::uint8_t> is_changed_;
   std::vector<std::int64_t> changed_;
+  // A one-rank table's clock: units each part changed, and the clock whose work the
+  // rank's threads are sharing (-1: none).
+  std::vector<std::vector<std::int64_t>> changed_parts_;
+  std::int64_t split_clock_ = -1;
   bool whole_ = false;                                 // block_ is laid out like the array
   std::vector<std::int32_t> slot_of_;                  // compact layout: per unit, its slot in block_, or -1
   std::vector<std::int32_t> base_;                     // per owner: its first slot

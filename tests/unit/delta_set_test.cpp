@@ -1,0 +1,116 @@
+// DeltaSet::drain: the per-element sums of several threads' delta sets, taken by
+// walking the bitmaps (many elements), by following the lists (few), or from hash
+// maps (large arrays), whole or in parts on several threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "strata/ps/delta_set.hpp"
+#include "strata/random.hpp"
+
+namespace strata::ps {
+namespace {
+
+struct Case {
+  const char* name;
+  std::int64_t volume;
+  int adds;  // per set
+};
+
+// Three sets with adds at random elements of [0, volume), and the sums drain must
+// give: per element, the sets' own sums added in set order, starting from zero.
+struct Filled {
+  std::vector<DeltaSet<float>> sets;
+  std::map<std::int64_t, float> expected;
+};
+
+Filled fill(const Case& c, std::uint64_t seed) {
+  Filled f;
+  std::vector<std::map<std::int64_t, float>> own(3);
+  RandomStream rng(seed, 0);
+  for (int s = 0; s < 3; ++s) {
+    f.sets.emplace_back(c.volume);
+    for (int a = 0; a < c.adds; ++a) {
+      // A skewed choice, so elements repeat within and across sets.
+      const auto u = static_cast<std::int64_t>(rng.uniform() * rng.uniform() * static_cast<double>(c.volume));
+      const float d = static_cast<float>(rng.uniform()) - 0.3f;
+      f.sets.back().add(u, d);
+      own[static_cast<std::size_t>(s)][u] += d;
+    }
+  }
+  std::map<std::int64_t, bool> seen;
+  for (const auto& o : own)
+    for (const auto& [k, d] : o) seen[k] = true;
+  for (const auto& [k, unused] : seen) {
+    float sum{};
+    for (const auto& o : own)
+      if (auto it = o.find(k); it != o.end()) sum += it->second;
+    f.expected[k] = sum;
+  }
+  return f;
+}
+
+std::vector<DeltaSet<float>*> pointers(std::vector<DeltaSet<float>>& sets) {
+  std::vector<DeltaSet<float>*> p;
+  for (auto& s : sets) p.push_back(&s);
+  return p;
+}
+
+const Case kCases[] = {
+    {"dense, many elements (bitmaps walked)", 4096, 3000},
+    {"dense, few elements (lists followed)", 1 << 20, 200},
+    {"hashed", DeltaSet<float>::kDenseBytes, 500},
+};
+
+TEST(DeltaSet, DrainSumsTheSetsInOrderAndEmptiesThem) {
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    Filled f = fill(c, 7);
+    const auto sets = pointers(f.sets);
+    EXPECT_EQ(DeltaSet<float>::walks_bitmaps(sets), c.volume == 4096);
+    std::map<std::int64_t, float> got;
+    std::vector<std::int64_t> order;
+    DeltaSet<float>::drain(sets, [&](std::int64_t k, float d) {
+      EXPECT_FALSE(got.count(k)) << "element " << k << " drained twice";
+      got[k] = d;
+      order.push_back(k);
+    });
+    EXPECT_EQ(got, f.expected);  // exact: the same additions in the same order
+    if (c.volume == 4096) {
+      EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+    }
+    for (const auto& s : f.sets) EXPECT_TRUE(s.empty());
+    // Drained sets start again from zero.
+    f.sets[1].add(5, 2.5f);
+    f.sets[2].add(5, 1.0f);
+    got.clear();
+    DeltaSet<float>::drain(sets, [&](std::int64_t k, float d) { got[k] = d; });
+    EXPECT_EQ(got, (std::map<std::int64_t, float>{{5, 3.5f}}));
+  }
+}
+
+TEST(DeltaSet, DrainInPartsGivesWhatOneDrainGives) {
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    for (const int parts : {1, 2, 3, 7}) {
+      Filled f = fill(c, 11);
+      const auto sets = pointers(f.sets);
+      const bool walk = DeltaSet<float>::walks_bitmaps(sets);
+      std::map<std::int64_t, float> got;
+      for (int p = 0; p < parts; ++p)
+        DeltaSet<float>::drain_part(sets, walk, p, parts, [&](std::int64_t k, float d) {
+          EXPECT_FALSE(got.count(k)) << "element " << k << " drained twice (part " << p << ")";
+          got[k] = d;
+        });
+      if (walk) DeltaSet<float>::forget_listed(sets);
+      EXPECT_EQ(got, f.expected) << parts << " parts";
+      for (const auto& s : f.sets) EXPECT_TRUE(s.empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata::ps
