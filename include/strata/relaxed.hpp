@@ -18,7 +18,9 @@
 //   has every rank's deltas of clock c applies them, in rank order, and sends each
 //   reader its block (one bulk message per owner and reader).
 // - Staleness s: a worker at clock t sees every update of clock t-s-1 and earlier
-//   from every worker, and blocks until it can. s = 0 is bulk-synchronous.
+//   from every worker, and blocks until it can. s = 0 is bulk-synchronous. The
+//   bound is an upper one: a one-rank job applies each clock before the next begins
+//   (no messages, the threads share the work), so there SSP computes what BSP does.
 //
 // - Hybrid (strata::hybrid()): lock-free within a rank, synchronous across ranks.
 //   A delta written through the Buffer is also added at once, atomically, to the
