@@ -192,17 +192,17 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   // the sets [from, from + count) of one recorded rank.
   template <class F>
   void take_pending(F&& f, std::size_t from = 0, std::size_t count = 0) {
-    if (count == 0) count = pending_.size();
-    std::vector<ps::DeltaSet<T>*> sets;
-    for (std::size_t t = from; t < from + count; ++t) sets.push_back(&pending_[t].set);
-    ps::DeltaSet<T>::drain(sets, f);
+    take_pending_begin(from, count);
+    take_pending_part(f, 0, 1);
+    take_pending_end();
   }
   // take_pending() shared by the rank's threads (a one-rank table's clock): begin
   // on one thread, then part p of P on each thread at once (each calls f for its
   // own elements), then end on one thread.
-  void take_pending_begin() {
+  void take_pending_begin(std::size_t from = 0, std::size_t count = 0) {
+    if (count == 0) count = pending_.size();
     taking_.clear();
-    for (auto& p : pending_) taking_.push_back(&p.set);
+    for (std::size_t t = from; t < from + count; ++t) taking_.push_back(&pending_[t].set);
     taking_walk_ = ps::DeltaSet<T>::walks_bitmaps(taking_);
   }
   template <class F>

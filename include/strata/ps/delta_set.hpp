@@ -80,13 +80,9 @@ class DeltaSet {
   /// were first added, set by set.
   template <class F>
   static void drain(std::span<DeltaSet* const> sets, F&& f) {
-    if (sets.empty()) return;
-    if (!walks_bitmaps(sets)) {
-      drain_listed(sets, f);
-      return;
-    }
-    drain_words(sets, 0, words_of(sets), f);
-    forget_listed(sets);
+    const bool walk = walks_bitmaps(sets);
+    drain_part(sets, walk, 0, 1, f);
+    if (walk) forget_listed(sets);
   }
 
   /// drain() in parts that may run at once on different threads. `walk` is

@@ -133,13 +133,9 @@ class RelaxedTable final : public detail::RelaxedBase {
     auto flush = [&] {
       std::vector<Bytes> out(static_cast<std::size_t>(R));
       for (auto& b : out) detail::append(b, Header{kDeltas, 0, clock, 0});
-      if (R == 1) {
-        owner_.take_pending([&](std::int64_t k, const T& d) { detail::append(out[0], Delta{k, d}); });
-      } else {
-        owner_.take_pending([&](std::int64_t k, const T& d) {
-          detail::append(out[static_cast<std::size_t>(owner_of(k))], Delta{k, d});
-        });
-      }
+      owner_.take_pending([&](std::int64_t k, const T& d) {
+        detail::append(out[static_cast<std::size_t>(owner_of(k))], Delta{k, d});
+      });
       for (int r = 0; r < R; ++r) send(r, me, out[static_cast<std::size_t>(r)]);
     };
     if (R == 1 && !outbox_) {
@@ -227,13 +223,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     apply_own(clock, part, parts, changed_parts_[static_cast<std::size_t>(part)]);
   }
 
-  void share_cache(bool on) override {
-    if (on) {
-      view_ = detail::CacheView{block_.data(), whole_ ? laid_out_bits_.data() : nullptr,
-                                whole_ ? nullptr : slot_of_.data(), units_, unit_len_, counters_.data()};
-    }
-    target_.set_cache_view(on ? &view_ : nullptr);
-  }
+  void share_cache(bool on) override { target_.set_cache_view(on ? &view_ : nullptr); }
 
   void* read(std::span<const std::int64_t> index, bool whole_last, detail::AccessMode mode, int thread) override {
     if (mode == detail::AccessMode::buffered) return nullptr;
@@ -243,17 +233,9 @@ class RelaxedTable final : public detail::RelaxedBase {
     const std::int64_t u = unit_of(index);
     const std::int64_t within = (N == 1 || whole_last) ? 0 : index[N - 1];
     Counters& c = counters_[static_cast<std::size_t>(thread)];
-    if (u >= 0 && u < units_) {
-      if (whole_) {  // the block is laid out like the array; a bit says what it holds
-        const auto at = static_cast<std::size_t>(u);
-        if (laid_out_bits_[at / 64] >> (at % 64) & 1) {
-          ++c.cache;
-          return block_.data() + u * unit_len_ + within;
-        }
-      } else if (const std::int32_t slot = slot_of_[static_cast<std::size_t>(u)]; slot >= 0) {
-        ++c.cache;
-        return block_.data() + static_cast<std::int64_t>(slot) * unit_len_ + within;
-      }
+    if (T* cached = view_.unit<T>(u)) {
+      ++c.cache;
+      return cached + within;
     }
     ++c.dynamic;
     return fetch(u, thread) + within;
@@ -330,13 +312,16 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
   }
 
+  // The bytes of one unit: a constant for 1-D arrays, so their copies compile to moves.
+  std::size_t row_bytes() const {
+    if constexpr (N == 1) return sizeof(T);
+    else return static_cast<std::size_t>(unit_len_) * sizeof(T);
+  }
   Index<N> first_of(std::int64_t unit) const { return delinearize(unit * unit_len_, target_.shape()); }
   // Where element `key` (row-major) sits in the cache block, or -1 when not cached.
   std::int64_t cache_position(std::int64_t key) const {
-    const std::int64_t u = key / unit_len_;
-    const std::int64_t slot = whole_ ? (laid_out_bits_[static_cast<std::size_t>(u) / 64] >> (u % 64) & 1 ? u : -1)
-                                     : slot_of_[static_cast<std::size_t>(u)];
-    return slot < 0 ? -1 : slot * unit_len_ + key % unit_len_;
+    const T* unit = view_.unit<T>(key / unit_len_);
+    return unit ? (unit - block_.data()) + key % unit_len_ : -1;
   }
   int owner_of(std::int64_t key) const { return target_.distribution_of().owner(delinearize(key, target_.shape()).data()); }
 
@@ -402,6 +387,8 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
     is_changed_.assign(local_units, 0);
     changed_.clear();
+    view_ = detail::CacheView{block_.data(), whole_ ? laid_out_bits_.data() : nullptr,
+                              whole_ ? nullptr : slot_of_.data(), units_, unit_len_, counters_.data()};
   }
 
   // The owner's current values of all of reader q's units, in q's order, after a
@@ -410,7 +397,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     Bytes b;
     detail::append(b, Header{kValues, 0, -1, 0});
     const auto& units = serves_[static_cast<std::size_t>(q)];
-    const std::size_t at = b.size(), row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    const std::size_t at = b.size(), row = row_bytes();
     b.resize(at + units.size() * row);
     const auto values = target_.local_values();
     for (std::size_t k = 0; k < units.size(); ++k)
@@ -419,7 +406,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   }
 
   void store_block(int o, const Bytes& message) {
-    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    const std::size_t row = row_bytes();
     const std::size_t n = message.size() - sizeof(Header);
     STRATA_CHECK(n == reads_from_[static_cast<std::size_t>(o)].size() * row, "a cache block of the wrong size");
     for (std::size_t pos = 0; pos * row < n; ++pos)
@@ -439,7 +426,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     detail::append(b, Header{kValues, 0, clock, 0});
     const auto& where = position_for_[static_cast<std::size_t>(q)];
     const auto values = target_.local_values();
-    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T), pair = sizeof(std::int32_t) + row;
+    const std::size_t row = row_bytes(), pair = sizeof(std::int32_t) + row;
     std::size_t n = 0;
     for (const auto u : changed_) n += where[static_cast<std::size_t>(u)] >= 0;
     std::size_t at = b.size();
@@ -448,21 +435,19 @@ class RelaxedTable final : public detail::RelaxedBase {
       const std::int32_t pos = where[static_cast<std::size_t>(u)];
       if (pos < 0) continue;
       std::memcpy(b.data() + at, &pos, sizeof pos);
-      if constexpr (N == 1) std::memcpy(b.data() + at + sizeof pos, values.data() + u, sizeof(T));
-      else std::memcpy(b.data() + at + sizeof pos, values.data() + u * unit_len_, row);
+      std::memcpy(b.data() + at + sizeof pos, values.data() + u * unit_len_, row);
       at += pair;
     }
     return b;
   }
 
   void store_update(int o, const Bytes& pairs) {
-    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    const std::size_t row = row_bytes();
     for (std::size_t at = 0; at < pairs.size(); at += sizeof(std::int32_t) + row) {
       std::int32_t pos;
       std::memcpy(&pos, pairs.data() + at, sizeof pos);
-      T* into = block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * unit_len_;
-      if constexpr (N == 1) std::memcpy(into, pairs.data() + at + sizeof pos, sizeof(T));  // a constant size: a move
-      else std::memcpy(into, pairs.data() + at + sizeof pos, row);
+      std::memcpy(block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * unit_len_, pairs.data() + at + sizeof pos,
+                  row);
     }
   }
 
@@ -551,7 +536,7 @@ class RelaxedTable final : public detail::RelaxedBase {
 
   // The owner's master value of the unit a kRead asked for, to the reader.
   void answer_read(int reader, const Header& ask) {
-    const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+    const std::size_t row = row_bytes();
     Bytes reply;
     detail::append(reply, Header{kReadReply, ask.thread, 0, ask.unit});
     const std::size_t at = reply.size();
@@ -595,14 +580,12 @@ class RelaxedTable final : public detail::RelaxedBase {
     owner_.take_pending_part([&](std::int64_t k, const T& d) { apply_one(Delta{k, d}, clock, changed); }, part, parts);
     if (clock + 1 < clocks_) {
       const auto values = target_.local_values();
-      const std::size_t row = static_cast<std::size_t>(unit_len_) * sizeof(T);
+      const std::size_t row = row_bytes();
       const auto& where = position_for_[0];
       for (const auto u : changed)
-        if (const std::int32_t pos = where[static_cast<std::size_t>(u)]; pos >= 0) {
-          T* into = block_.data() + slot_at(0, static_cast<std::size_t>(pos)) * unit_len_;
-          if constexpr (N == 1) *into = values[static_cast<std::size_t>(u)];
-          else std::memcpy(into, values.data() + u * unit_len_, row);
-        }
+        if (const std::int32_t pos = where[static_cast<std::size_t>(u)]; pos >= 0)
+          std::memcpy(block_.data() + slot_at(0, static_cast<std::size_t>(pos)) * unit_len_,
+                      values.data() + u * unit_len_, row);
     }
     for (const auto u : changed) is_changed_[static_cast<std::size_t>(u)] = 0;
     changed.clear();
@@ -706,7 +689,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::vector<std::int32_t> slot_of_;                  // compact layout: per unit, its slot in block_, or -1
   std::vector<std::int32_t> base_;                     // per owner: its first slot
   std::vector<T> block_;                               // the cache
-  detail::CacheView view_;                             // block_ as accessors read it (share_cache)
+  detail::CacheView view_;                             // block_ as reads find units in it (set by lay_out)
 
   // Reader side, loop threads (tick runs while the rank's threads are stopped).
   std::vector<std::int64_t> version_;  // per owner: the clock of the block in the cache
