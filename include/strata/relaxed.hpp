@@ -19,8 +19,13 @@
 //   reader its block (one bulk message per owner and reader).
 // - Staleness s: a worker at clock t sees every update of clock t-s-1 and earlier
 //   from every worker, and blocks until it can. s = 0 is bulk-synchronous. The
-//   bound is an upper one: a one-rank job applies each clock before the next begins
-//   (no messages, the threads share the work), so there SSP computes what BSP does.
+//   bound is an upper one: at each clock a rank's cache takes the newest clock of
+//   the array that every owner it reads from has sent, so it always holds one
+//   consistent clock, and reads outside the cache are answered as of that same
+//   clock. Which clock that is depends on timing, and an execution record keeps it
+//   (strata/recovery/execution_record.hpp). A one-rank job applies each clock
+//   before the next begins (no messages, the threads share the work), so there SSP
+//   computes what BSP does.
 //
 // - Hybrid (strata::hybrid()): lock-free within a rank, synchronous across ranks.
 //   A delta written through the Buffer is also added at once, atomically, to the

@@ -6,6 +6,7 @@
 
 #include "strata/error.hpp"
 #include "strata/ps/buffer_base.hpp"
+#include "strata/recovery/loop_calls.hpp"
 
 namespace strata::loop::detail {
 
@@ -46,6 +47,18 @@ void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
   clocks_ = clock_every_ > 0 ? std::max<std::int64_t>(1, (most + clock_every_ - 1) / clock_every_) : 1;
   clocks_ = rt.comm().allreduce(clocks_, ReduceOp::max);
   clock_ = 0;
+  // A replay on the recorded layout: SSP caches take the versions the record holds.
+  auto& calls = rt.loop_calls();
+  const bool replaying = calls.record().mode() == recovery::ExecutionRecord::Mode::replay;
+  for (auto* t : tables_) {
+    std::vector<std::int64_t> versions;
+    if (replaying && recovery::records_cache_versions(t->consistency())) {
+      const auto recorded = calls.record().cache_versions(calls.expected(), t->array_id());
+      const auto mine = recorded.of_rank(rt.rank());
+      versions.assign(mine.begin(), mine.end());
+    }
+    t->follow_versions(std::move(versions));
+  }
   for (auto* t : tables_) {
     auto it = std::find_if(plan.read_sets.begin(), plan.read_sets.end(),
                            [&](const ReadSet& r) { return r.array_id == t->array_id(); });

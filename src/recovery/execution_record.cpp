@@ -12,6 +12,8 @@
 #include "strata/error.hpp"
 #include "strata/io/files.hpp"
 #include "strata/loop/access.hpp"
+#include "strata/ps/buffer_base.hpp"
+#include "strata/relaxed.hpp"
 #include "strata/recovery/run_checkpoint.hpp"
 #include "strata/runtime.hpp"
 
@@ -23,6 +25,7 @@ namespace {
 constexpr const char* kRecord = "record.txt";
 
 std::string order_file(std::int64_t id) { return fmt::format("order-{}.bin", id); }
+std::string versions_file(std::int64_t call) { return fmt::format("versions-{}.bin", call); }
 
 std::string ids_text(const std::vector<std::uint64_t>& ids) {
   if (ids.empty()) return "-";
@@ -205,8 +208,58 @@ RecordedSchedule ExecutionRecord::schedule(const RecordedCall& c, int dims) cons
   return s;
 }
 
+bool records_cache_versions(const Consistency& c) { return c.staleness > 0 && !c.is_managed(); }
+
+// versions-<n>.bin, per array: its id, its clocks, then per rank that many versions
+// (all int64). Written only for calls that have such arrays.
+void ExecutionRecord::write_versions(std::int64_t call, const std::vector<std::uint64_t>& relaxed) {
+  Bytes file;
+  for (const auto id : relaxed) {
+    const detail::RelaxedBase* t = detail::BufferBase::relaxed_table(id);
+    if (!t || !records_cache_versions(t->consistency())) continue;
+    Bytes mine;
+    detail::append_span<std::int64_t>(mine, t->cache_versions());
+    const auto all = rt_.comm().allgatherv(mine);
+    detail::append<std::int64_t>(file, static_cast<std::int64_t>(id));
+    detail::append<std::int64_t>(file, static_cast<std::int64_t>(t->cache_versions().size()));
+    for (const auto& part : all) {
+      STRATA_CHECK(part.size() == t->cache_versions().size() * sizeof(std::int64_t), "ranks ran different clocks");
+      file.insert(file.end(), part.begin(), part.end());
+    }
+  }
+  if (file.empty()) return;
+  detail::all_or_none(rt_.comm(), [&] {
+    if (rt_.rank() == 0) detail::write_file_synced(fs::path(dir_) / versions_file(call), file);
+  });
+}
+
+RecordedVersions ExecutionRecord::cache_versions(const RecordedCall& c, std::uint64_t array_id) const {
+  const fs::path f = fs::path(dir_) / versions_file(c.call);
+  if (!fs::exists(f))
+    throw ReplayError(fmt::format("{}: missing; loop call {} at {} read stale-synchronous relaxed arrays, whose cache "
+                                  "versions a record keeps there",
+                                  f.string(), c.call, c.site));
+  const Bytes b = detail::read_file(f, fs::file_size(f));
+  detail::Reader in(b);
+  const std::size_t word = sizeof(std::int64_t);
+  auto corrupt = [&] { return ReplayError(fmt::format("{}: truncated or corrupt", f.string())); };
+  while (in.remaining() > 0) {
+    if (in.remaining() < 2 * word) throw corrupt();
+    const auto id = static_cast<std::uint64_t>(in.get<std::int64_t>());
+    const std::int64_t clocks = in.get<std::int64_t>();
+    if (clocks < 1 || in.remaining() / word / static_cast<std::size_t>(ranks_) < static_cast<std::size_t>(clocks))
+      throw corrupt();
+    RecordedVersions v{ranks_, clocks, std::vector<std::int64_t>(static_cast<std::size_t>(clocks * ranks_))};
+    in.get_span(std::span(v.values));
+    if (id == array_id) return v;
+  }
+  throw ReplayError(fmt::format("{}: holds no cache versions for relaxed array #{} of loop call {} at {}", f.string(),
+                                array_id, c.call, c.site));
+}
+
 void ExecutionRecord::after_call(std::int64_t call, const std::string& site, const CallOutcome& outcome) {
   if (mode_ == Mode::off) return;
+  if (mode_ == Mode::record) write_versions(call, outcome.relaxed);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> prints;
   const std::vector<std::uint64_t>* ids = &outcome.changed;
   std::vector<std::uint64_t> recorded;

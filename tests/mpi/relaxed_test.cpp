@@ -38,7 +38,9 @@ struct ViolationLog {
 // applied before this rank sent its clock t). Random sleeps, longer on odd ranks, make
 // the ranks drift apart, so the bound is what keeps readers in line. Without
 // prefetch every read asks the owner, which must hold it back until it has applied
-// what the reader is owed.
+// what the reader is owed. Either way a reader sees one clock of the whole array:
+// every counter it reads holds the same number of clocks' increments, whichever
+// rank owns it (so a record of that clock makes the reads reproducible).
 void check_staleness_bound(int s, bool prefetch = true) {
   const int W = rt().size() * rt().threads();
   const std::int64_t K = 48, N = 4, clocks = K / N;
@@ -54,12 +56,19 @@ void check_staleness_bound(int s, bool prefetch = true) {
       const std::int64_t t = current_clock();
       const auto h = mix64(static_cast<std::uint64_t>(i[0] * 7 + pass));
       if (h % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds((h >> 8) % (rt().rank() % 2 ? 400 : 60)));
+      std::int64_t seen_first = 0;
       for (int u = 0; u < W; ++u) {
         const std::int64_t seen = counts.read({u}) - before;
         const std::int64_t low = std::clamp<std::int64_t>((t - s) * N, 0, K), high = std::min(t * N, K);
-        if (!detail::t_recording && (seen < low || seen > high))
+        if (detail::t_recording) continue;
+        if (seen < low || seen > high)
           violations.note(fmt::format("worker {} at clock {} saw {} increments of worker {} (allowed {}..{})", v, t,
                                       seen, u, low, high));
+        if (u == 0) seen_first = seen;
+        else if (seen != seen_first)
+          violations.note(fmt::format("worker {} at clock {} saw {} increments of worker 0 but {} of worker {}: not "
+                                      "one clock of the array",
+                                      v, t, seen_first, seen, u));
       }
       buf.add({v}, 1);
     };

@@ -7,10 +7,12 @@
 // mini-batch loop, and a read-only loop feeding an Accumulator. It writes the losses
 // and every array's final bytes to OUT (rank 0), so two runs can be compared byte for
 // byte.
-//   resume_probe OUT [--stop-after CALLS | --ssp] [--strata-... runtime options]
+//   resume_probe OUT [--stop-after CALLS | --ssp | --managed] [--strata-... runtime options]
 // --stop-after ends the process abruptly (exit 3) right after that many loop calls,
 // as a crash would, without any cleanup. --ssp makes the relaxed array
-// stale-synchronous (staleness 1), whose reads depend on timing.
+// stale-synchronous (staleness 1), whose reads depend on timing: odd ranks sleep in
+// its loop, so even ranks run ahead and read older clocks (rank 0 prints how often).
+// --managed gives it managed communication instead.
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
   const std::string out_path = argv[1];
   const long stop_after = argc > 3 && std::strcmp(argv[2], "--stop-after") == 0 ? std::atol(argv[3]) : 0;
   const bool ssp = argc > 2 && std::strcmp(argv[2], "--ssp") == 0;
+  const bool managed = argc > 2 && std::strcmp(argv[2], "--managed") == 0;
   auto maybe_crash = [&] {
     if (stop_after > 0 && rt.loop_calls().calls() >= stop_after) {
       std::fflush(nullptr);
@@ -73,7 +76,8 @@ int main(int argc, char** argv) {
   Buffer<double, 1, apply::AdaGrad> bias_buf(bias, apply::adagrad(0.05));
   auto z = DistArray<double, 1>::zeros(rt, {cols});
   z.set_name("z");
-  Buffer<double, 1> z_buf(z, apply::sum(), (ssp ? strata::ssp(1) : bsp()).every(7));
+  Buffer<double, 1> z_buf(z, apply::sum(),
+                          ssp ? strata::ssp(1).every(7) : managed ? bsp().every(7).managed(2e5) : bsp().every(7));
   Accumulator<double> loss(rt);
   auto rows_space = DistArray<float, 1>::fill(rt, {rows}, 1.0f);
 
@@ -106,6 +110,7 @@ int main(int argc, char** argv) {
     maybe_crash();
     // Reads of z see the clocks before.
     parallel_for(R, [&](const Index<2>& ui, float r) {
+      if (ssp && rt.rank() % 2 == 1 && !detail::t_recording) usleep(150);
       const std::int64_t k = (ui[0] * 7 + ui[1]) % cols;
       z_buf.add({k}, 0.1 * (static_cast<double>(r) - z.read({k})) / 3.0);
     });
@@ -141,6 +146,9 @@ int main(int argc, char** argv) {
     std::printf("losses:");
     for (double l : losses) std::printf(" %.9g", l);
     std::printf("\nskipped %lld loop call(s)\n", static_cast<long long>(rt.loop_calls().skipped()));
+    const auto lags = z_buf.stats().staleness_histogram;
+    std::printf("clocks of z begun 0 and 1 clock(s) behind: %lld %lld\n",
+                static_cast<long long>(lags.empty() ? 0 : lags[0]), static_cast<long long>(lags.size() < 2 ? 0 : lags[1]));
   }
   return 0;
 }

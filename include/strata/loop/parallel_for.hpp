@@ -178,7 +178,7 @@ const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::Lo
   const recovery::RecordedCall& rec = calls.expected();
   auto& record = calls.record();
   const recovery::RecordedSchedule schedule = record.schedule(rec, static_cast<int>(M));
-  recovery::ReplayedDeltas deltas(rec, schedule.clocks, record.recorded_ranks(), record.recorded_threads());
+  recovery::ReplayedDeltas deltas(record, rec, schedule.clocks);
   struct Reset {  // after the call, or a body that throws, no simulated worker is left behind
     ~Reset() {
       strata::detail::t_delta_set = 0;
@@ -189,7 +189,7 @@ const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::Lo
     const auto row = schedule.row(k);
     const auto [i, value] = recorded_iteration(space, row, rec);
     const std::int64_t clock = row[M + 1];
-    deltas.advance_to(clock);
+    deltas.advance_to(clock, row[M]);
     strata::detail::t_delta_set = static_cast<int>(row[M]);
     strata::detail::t_clock = clock;
     body(i, *value);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "strata/loop/access.hpp"
 #include "strata/relaxed.hpp"
@@ -35,6 +36,13 @@ class RelaxedBase {
   virtual void tick_part(std::int64_t clock, int part, int parts) = 0;
   /// Collective: waits until every delta of the call has been applied at its owner.
   virtual void end_run() = 0;
+  /// Per clock of the last run, the clock of the array the rank's cache held during
+  /// it (-1: the array as the run began). Under SSP it depends on timing, so an
+  /// execution record keeps it (strata/recovery/execution_record.hpp).
+  virtual std::span<const std::int64_t> cache_versions() const = 0;
+  /// A replay: the next runs take exactly these versions, one per clock (empty: as
+  /// fresh as the updates that have arrived).
+  virtual void follow_versions(std::vector<std::int64_t> versions) = 0;
   /// Managed communication: at the end of each iteration, loop thread `thread` offers
   /// its pending deltas (taken only when the communication thread asked for them).
   virtual bool managed() const = 0;

@@ -32,6 +32,7 @@
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/ps/managed_outbox.hpp"
+#include "strata/ps/owner_history.hpp"
 #include "strata/ps/postman.hpp"
 #include "strata/ps/relaxed_base.hpp"
 
@@ -49,6 +50,8 @@ class RelaxedTable final : public detail::RelaxedBase {
                                                      sizeof(Header), sizeof(Delta), target.runtime().next_seed());
     unit_len_ = N == 1 ? 1 : target.shape()[N - 1];
     units_ = unit_len_ > 0 ? volume(target.shape()) / unit_len_ : 0;
+    history_ = OwnerHistory<T>(unit_len_);
+    keeps_history_ = consistency.staleness > 0 && !outbox_ && target.runtime().size() > 1;
     counters_.resize(static_cast<std::size_t>(target.runtime().threads()));
     waiters_.resize(counters_.size());
     fetched_.resize(counters_.size());
@@ -108,12 +111,18 @@ class RelaxedTable final : public detail::RelaxedBase {
       received_.assign(static_cast<std::size_t>(rt.size()), 0);
       staged_.assign(static_cast<std::size_t>(rt.size()), Staged{});
       for (auto& w : waiters_) w.ready = false;
+      history_.clear();
     }
     owner_.prepare_apply();
     round_ = owner_.reserve_rounds(clocks_);
     split_clock_ = -1;
     lay_out(read_units);
-    version_.assign(static_cast<std::size_t>(rt.size()), -1);
+    if (!follow_.empty() && static_cast<std::int64_t>(follow_.size()) != clocks_)
+      throw ReplayError(fmt::format("relaxed array {}: the record holds cache versions for {} clock(s), this loop "
+                                    "call runs {}",
+                                    label(), follow_.size(), clocks_));
+    version_ = -1;
+    versions_.assign(static_cast<std::size_t>(clocks_), -1);
     // The first fill: every owner sends each reader its block as it is now.
     std::vector<Bytes> blocks(static_cast<std::size_t>(rt.size()));
     for (int q = 0; q < rt.size(); ++q) blocks[static_cast<std::size_t>(q)] = snapshot_for(q);
@@ -159,31 +168,51 @@ class RelaxedTable final : public detail::RelaxedBase {
     if (clock + 1 >= clocks_) return;  // the last clock: end_run waits for the owners
 
     // Before clock+1 begins, the cache must hold every update of clock
-    // (clock+1)-s-1 and earlier from every owner that serves this rank.
+    // (clock+1)-s-1 and earlier from every owner that serves this rank. It takes one
+    // consistent clock of the array: the newest every such owner has sent (newer
+    // updates of faster owners wait for a later tick), or in a replay the recorded one.
     const std::int64_t need = clock - consistency_.staleness;
+    const bool following = !follow_.empty();
+    std::int64_t take = following ? follow_[static_cast<std::size_t>(clock + 1)] : std::max<std::int64_t>(need, -1);
+    if (following && (take < need || take > clock))
+      throw ReplayError(fmt::format("relaxed array {}: the record says clock {} read clock {} of the array, which "
+                                    "staleness {} does not allow",
+                                    label(), clock + 1, take, consistency_.staleness));
     const auto start = std::chrono::steady_clock::now();
     std::unique_lock lock(mu_);
-    wait_for(lock, fmt::format("relaxed array {}: updates of clock {} from their owners", label(), need), [&] {
+    wait_for(lock, fmt::format("relaxed array {}: updates of clock {} from their owners", label(), take), [&] {
       for (int o = 0; o < R; ++o)
-        if (!reads_from_[static_cast<std::size_t>(o)].empty() && staged_[static_cast<std::size_t>(o)].clock < need)
+        if (!reads_from_[static_cast<std::size_t>(o)].empty() && staged_[static_cast<std::size_t>(o)].clock < take)
           return false;
       return true;
     });
-    std::int64_t oldest = clock;
+    if (!following) {
+      std::int64_t newest_everywhere = clock;
+      bool served = false;
+      for (int o = 0; o < R; ++o)
+        if (!reads_from_[static_cast<std::size_t>(o)].empty()) {
+          newest_everywhere = std::min(newest_everywhere, staged_[static_cast<std::size_t>(o)].clock);
+          served = true;
+        }
+      if (served) take = newest_everywhere;
+    }
     for (int o = 0; o < R; ++o) {
-      auto& s = staged_[static_cast<std::size_t>(o)];
-      for (const auto& update : s.updates) store_update(o, update);
-      s.updates.clear();
-      version_[static_cast<std::size_t>(o)] = s.clock;
-      if (!reads_from_[static_cast<std::size_t>(o)].empty())
-        oldest = std::min(oldest, version_[static_cast<std::size_t>(o)]);
+      auto& updates = staged_[static_cast<std::size_t>(o)].updates;
+      std::size_t n = 0;
+      for (; n < updates.size() && updates[n].first <= take; ++n) store_update(o, updates[n].second);
+      updates.erase(updates.begin(), updates.begin() + static_cast<std::ptrdiff_t>(n));
     }
     lock.unlock();
+    version_ = take;
+    versions_[static_cast<std::size_t>(clock + 1)] = take;
     stats_.blocked_seconds += detail::seconds_since(start);
-    const auto lag = static_cast<std::size_t>(clock - oldest);
+    const auto lag = static_cast<std::size_t>(clock - take);
     if (stats_.staleness_histogram.size() <= lag) stats_.staleness_histogram.resize(lag + 1);
     ++stats_.staleness_histogram[lag];
   }
+
+  std::span<const std::int64_t> cache_versions() const override { return versions_; }
+  void follow_versions(std::vector<std::int64_t> versions) override { follow_ = std::move(versions); }
 
   void end_run() override {
     Runtime& rt = target_.runtime();
@@ -255,10 +284,10 @@ class RelaxedTable final : public detail::RelaxedBase {
     T delta;
   };
   // Per owner: the updates that arrived since the cache last took them, oldest
-  // first, and the clock of the newest.
+  // first, each with its clock, and the clock of the newest.
   struct Staged {
     std::int64_t clock = -1;
-    std::vector<Bytes> updates;
+    std::vector<std::pair<std::int64_t, Bytes>> updates;
   };
   using Counters = detail::CacheReads;
   struct Waiter {
@@ -451,8 +480,9 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
   }
 
-  // The dynamic path: one request to the owner, answered from its master copy. The
-  // value stays put (for references the body holds) until the clock ends.
+  // The dynamic path: one request to the owner, answered as of the clock of the array
+  // the cache holds (so a read does not depend on when it is made). The value stays
+  // put (for references the body holds) until the clock ends.
   T* fetch(std::int64_t u, int thread) {
     if (u < 0 || u >= units_)
       throw ShapeError(fmt::format("relaxed array {}: unit {} is outside the array", label(), u));
@@ -462,8 +492,8 @@ class RelaxedTable final : public detail::RelaxedBase {
       std::lock_guard lock(mu_);
       w.ready = false;
     }
-    Bytes ask;  // with the reader's clock: the owner answers once it may
-    detail::append(ask, Header{kRead, thread, detail::t_clock, u});
+    Bytes ask;  // with the clock of the array the cache holds: the owner answers as of it
+    detail::append(ask, Header{kRead, thread, version_, u});
     send(target_.distribution_of().owner(first_of(u).data()), rt.rank(), ask);
     std::unique_lock lock(mu_);
     wait_for(lock, fmt::format("relaxed array {}: a read of unit {} from its owner", label(), u),
@@ -499,15 +529,15 @@ class RelaxedTable final : public detail::RelaxedBase {
         std::lock_guard lock(mu_);
         auto& s = staged_[static_cast<std::size_t>(from)];
         s.clock = h.clock;  // one owner's messages arrive in the order it sent them
-        s.updates.emplace_back(payload.begin(), payload.end());
+        s.updates.emplace_back(h.clock, Bytes(payload.begin(), payload.end()));
         ++received_[static_cast<std::size_t>(from)];
         cv_.notify_all();
         break;
       }
       case kRead: {
         {
-          // A reader at clock t must see every update of clock t-s-1: until this
-          // owner has applied it, the request waits (apply_ready answers it).
+          // A reader whose cache holds clock m sees the unit as of clock m: until
+          // this owner has applied it, the request waits (apply_ready answers it).
           std::lock_guard lock(mu_);
           if (must_wait(h)) {
             deferred_reads_.push_back({from, h});
@@ -530,11 +560,14 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
   }
 
-  // Whether a kRead from a reader at clock t must wait: this owner has not yet
-  // applied clock t-s-1. Under mu_.
-  bool must_wait(const Header& ask) const { return next_apply_ < ask.clock - consistency_.staleness; }
+  // Whether a kRead as of clock m must wait: this owner has not yet applied clock m.
+  // Under mu_.
+  bool must_wait(const Header& ask) const { return next_apply_ <= ask.clock; }
 
-  // The owner's master value of the unit a kRead asked for, to the reader.
+  // The unit a kRead asked for, to the reader: the owner's master value, rolled back
+  // over the clocks applied after the one the reader's cache holds (there are some
+  // only under SSP; with managed communication the master value, early deltas and
+  // all, is the point).
   void answer_read(int reader, const Header& ask) {
     const std::size_t row = row_bytes();
     Bytes reply;
@@ -544,6 +577,15 @@ class RelaxedTable final : public detail::RelaxedBase {
     const std::int64_t off = target_.local_offset(first_of(ask.unit));
     STRATA_CHECK(off >= 0, "a read reached a rank that does not own the unit");
     std::memcpy(reply.data() + at, target_.local_values().data() + off, row);
+    if (keeps_history_) {
+      std::int64_t applied;
+      {
+        std::lock_guard lock(mu_);
+        applied = next_apply_;
+      }
+      STRATA_CHECK(history_.oldest(applied) <= ask.clock + 1, "a read older than the kept history");
+      history_.roll_back(off / unit_len_, ask.clock, reinterpret_cast<T*>(reply.data() + at));
+    }
     server_send(reader, reply);
   }
 
@@ -560,14 +602,15 @@ class RelaxedTable final : public detail::RelaxedBase {
   // as changed: the next update each of its readers gets carries it.
   void apply_one(const Delta& d, std::int64_t clock) { apply_one(d, clock, changed_); }
   void apply_one(const Delta& d, std::int64_t clock, std::vector<std::int64_t>& changed) {
-    owner_.apply_delta(d.key, d.delta, round_ + clock);
     std::int64_t off = target_.local_offset(delinearize(d.key, target_.shape()));
     if constexpr (N > 1) off /= unit_len_;
     const auto u = static_cast<std::size_t>(off);
     if (!is_changed_[u]) {
       is_changed_[u] = 1;
       changed.push_back(static_cast<std::int64_t>(u));
+      if (keeps_history_) history_.note(off, target_.local_values().data() + off * unit_len_);
     }
+    owner_.apply_delta(d.key, d.delta, round_ + clock);
   }
 
   // One rank without managed communication: this rank owns every element and its
@@ -603,7 +646,12 @@ class RelaxedTable final : public detail::RelaxedBase {
     for (auto& f : fetched_) f.clear();
     ++stats_.clocks;
     if (last) return;
-    version_[0] = clock;
+    if (!follow_.empty() && follow_[static_cast<std::size_t>(clock + 1)] != clock)
+      throw ReplayError(fmt::format("relaxed array {}: the record says clock {} read clock {} of the array; on one "
+                                    "rank it reads clock {}",
+                                    label(), clock + 1, follow_[static_cast<std::size_t>(clock + 1)], clock));
+    version_ = clock;
+    versions_[static_cast<std::size_t>(clock + 1)] = clock;
     if (stats_.staleness_histogram.empty()) stats_.staleness_histogram.resize(1);
     ++stats_.staleness_histogram[0];
   }
@@ -644,6 +692,7 @@ class RelaxedTable final : public detail::RelaxedBase {
         inbound_.erase(clock);
         arrived_.erase(clock);
       }
+      if (keeps_history_) history_.begin_clock(clock);
       for (const auto& from : per_rank)
         for (const Delta& d : detail::as_vector<Delta>(from)) apply_one(d, clock);
       if (clock + 1 < clocks_)
@@ -655,6 +704,9 @@ class RelaxedTable final : public detail::RelaxedBase {
       {
         std::lock_guard lock(mu_);
         ++next_apply_;
+        // Every rank has sent clock next_apply_-1, so no reader's cache is older
+        // than clock next_apply_-1-s: only the clocks after that can be asked about.
+        if (keeps_history_) history_.forget_before(next_apply_ - consistency_.staleness);
         cv_.notify_all();
         std::erase_if(deferred_reads_, [&](const auto& d) {
           if (must_wait(d.second)) return false;
@@ -692,7 +744,9 @@ class RelaxedTable final : public detail::RelaxedBase {
   detail::CacheView view_;                             // block_ as reads find units in it (set by lay_out)
 
   // Reader side, loop threads (tick runs while the rank's threads are stopped).
-  std::vector<std::int64_t> version_;  // per owner: the clock of the block in the cache
+  std::int64_t version_ = -1;            // the clock of the array the cache holds (-1: none applied)
+  std::vector<std::int64_t> versions_;   // per clock of the run: version_ during it
+  std::vector<std::int64_t> follow_;     // a replay: the versions_ to take (empty: as fresh as allowed)
   std::vector<Counters> counters_;
   std::vector<std::unordered_map<std::int64_t, std::vector<T>>> fetched_;  // per thread, this clock
   std::vector<std::vector<std::int64_t>> missed_;  // per thread: units read dynamically in this call
@@ -701,6 +755,10 @@ class RelaxedTable final : public detail::RelaxedBase {
   std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
   bool folding_ = false;                      // Hybrid, during a run
   std::int64_t round_ = 0;  // the apply round of clock 0 of this run
+  // SSP across ranks: the owner's last clocks, to answer reads as of a reader's clock.
+  // The Postman's thread only (begin_run clears it under mu_).
+  bool keeps_history_ = false;
+  OwnerHistory<T> history_;
 
   // Shared with the Postman's thread, under mu_.
   std::mutex mu_;

@@ -9,6 +9,9 @@
 //                       thread) that ran it and its clock, in a serial order the run is
 //                       equivalent to; written once per plan (per distinct schedule for
 //                       mini-batch loops)
+//   DIR/versions-<n>.bin for loop call n over stale-synchronous relaxed arrays: per
+//                       array, rank and clock, the clock of the array the rank's cache
+//                       held (what its reads saw, cached or not), which depends on timing
 //
 // How deltas written through Buffers were applied follows from the schedule: each
 // worker sums its own deltas per element in its iteration order; at the end of every
@@ -21,16 +24,18 @@
 // the first difference stops the run with ReplayError naming the call, its site and
 // the array. Two ways to replay:
 // * on the recorded ranks and threads: the same computation (dependence-preserving
-//   plans, BSP relaxed arrays and mini-batch loops are deterministic), checked call
-//   by call;
+//   plans, BSP relaxed arrays and mini-batch loops are deterministic; SSP caches take
+//   the recorded versions), checked call by call;
 // * in one process on one thread: every call runs its body over the recorded
 //   schedule, with no planning and no other thread, each iteration's Buffer writes
 //   summed as its recorded worker summed them and applied clock by clock as the
 //   owners applied them, so a multi-rank run can be stepped through under a debugger
-//   and its arrays come out bit for bit. Calls whose relaxed arrays read stale values
-//   (staleness above 0, managed communication, Hybrid) depend on timing and are
-//   refused in this mode. Buffer writes made outside loops count as rank 0's (a
-//   program in which every rank makes them differs, and the check says where).
+//   and its arrays come out bit for bit. Reads of an SSP array see the recorded
+//   version of the recorded worker's rank. Calls whose relaxed arrays ran with
+//   managed communication or Hybrid depend on timing in ways the record does not
+//   hold, and are refused in this mode (they are checked, not reproduced, on the
+//   recorded layout). Buffer writes made outside loops count as rank 0's (a program
+//   in which every rank makes them differs, and the check says where).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +48,7 @@
 
 namespace strata {
 class Runtime;
+struct Consistency;
 }
 
 namespace strata::recovery {
@@ -79,6 +85,21 @@ struct RecordedSchedule {
   }
 };
 
+/// Whether a record keeps a relaxed array's cache versions: stale-synchronous reads
+/// (staleness above 0) without managed communication.
+bool records_cache_versions(const Consistency& c);
+
+/// One relaxed array's cache versions in one loop call (versions-<n>.bin).
+struct RecordedVersions {
+  int ranks = 0;
+  std::int64_t clocks = 0;
+  std::vector<std::int64_t> values;  ///< rank-major: clocks values per rank
+
+  std::span<const std::int64_t> of_rank(int rank) const {
+    return std::span(values).subspan(static_cast<std::size_t>(rank * clocks), static_cast<std::size_t>(clocks));
+  }
+};
+
 class ExecutionRecord {
  public:
   enum class Mode { off, record, replay, serial_replay };
@@ -104,12 +125,16 @@ class ExecutionRecord {
   /// Serial replay: the recorded schedule of `c`, whose iteration space has `dims`
   /// dimensions.
   RecordedSchedule schedule(const RecordedCall& c, int dims) const;
+  /// Replay modes: the cache versions of relaxed array `array_id` in call `c`.
+  /// Throws ReplayError when the record lacks them.
+  RecordedVersions cache_versions(const RecordedCall& c, std::uint64_t array_id) const;
   /// Replay modes: the layout the record was made on.
   int recorded_ranks() const { return ranks_; }
   int recorded_threads() const { return threads_; }
 
-  /// After a call, collective: record mode writes its line; replay modes compare the
-  /// fingerprints of the arrays it changed with the record.
+  /// After a call, collective: record mode writes its line (and its relaxed arrays'
+  /// cache versions); replay modes compare the fingerprints of the arrays it changed
+  /// with the record.
   void after_call(std::int64_t call, const std::string& site, const CallOutcome& outcome);
 
  private:
@@ -118,6 +143,8 @@ class ExecutionRecord {
   std::string dir_;
   std::FILE* out_ = nullptr;  ///< record.txt (rank 0, record mode)
   int ranks_ = 0, threads_ = 0;                   ///< replay: the recorded layout
+  void write_versions(std::int64_t call, const std::vector<std::uint64_t>& relaxed);
+
   std::map<std::uint64_t, std::int64_t> orders_;  ///< key -> order id
   std::vector<RecordedCall> calls_;               ///< replay: the record
 };

@@ -3,45 +3,63 @@
 // set per recorded worker, and the deltas are applied clock by clock as the recorded
 // run's owners applied them. With this, a replayed call's arrays match the recorded
 // run's bit for bit even when its Buffers sum floating-point deltas.
+//
+// Reads of a relaxed array see what the recorded worker's rank read: the array as of
+// the previous clock (BSP), or as of the clock the record says its cache held (SSP).
+// For SSP arrays the values of the last few clocks are kept, and the array shows the
+// version each iteration's rank read while that iteration runs.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
+#include "strata/detail/pack.hpp"
 #include "strata/recovery/execution_record.hpp"
 
 namespace strata::detail {
+class ArrayBase;
 class BufferBase;
-}
+}  // namespace strata::detail
 
 namespace strata::recovery {
 
 class ReplayedDeltas {
  public:
-  /// For call `call`, whose schedule has `clocks` clocks, recorded on `ranks` x
-  /// `threads`. Throws ReplayError when a relaxed array of the call read values whose
-  /// staleness depended on timing, or a Buffer it names does not exist.
-  ReplayedDeltas(const RecordedCall& call, std::int64_t clocks, int ranks, int threads);
+  /// For call `call` of `record`, whose schedule has `clocks` clocks. Throws
+  /// ReplayError when a relaxed array of the call read values whose staleness
+  /// depended on timing the record does not hold, or a Buffer it names does not exist.
+  ReplayedDeltas(const ExecutionRecord& record, const RecordedCall& call, std::int64_t clocks);
   ~ReplayedDeltas();
   ReplayedDeltas(const ReplayedDeltas&) = delete;
   ReplayedDeltas& operator=(const ReplayedDeltas&) = delete;
 
-  /// Before an iteration of clock `clock`: applies the relaxed arrays' earlier clocks.
-  void advance_to(std::int64_t clock);
+  /// Before an iteration of clock `clock` that recorded worker `worker` ran: applies
+  /// the relaxed arrays' earlier clocks and shows each the version the worker read.
+  void advance_to(std::int64_t clock, std::int64_t worker);
   /// Once, after the last iteration: the remaining clocks, then each Buffer's
   /// end-of-call flush, in the recorded order.
   void finish();
 
  private:
   struct Relaxed {
-    detail::BufferBase* buffer;
-    std::int64_t first_round;
-    bool written;
+    detail::BufferBase* buffer = nullptr;
+    detail::ArrayBase* array = nullptr;
+    std::int64_t first_round = 0;
+    bool written = false;
+    int staleness = 0;
+    RecordedVersions versions;  ///< SSP: per rank and clock, the version it read; else empty
+    std::int64_t applied = 0;   ///< clocks applied
+    std::int64_t shown = -1;    ///< the version the array's values hold
+    std::map<std::int64_t, Bytes> kept;  ///< SSP: recent versions' values, the newest included
   };
+  void apply_through(Relaxed& r, std::int64_t last);
+  void show(Relaxed& r, std::int64_t version);
+
   std::vector<detail::BufferBase*> buffers_;  ///< written through, in flush order
   std::vector<Relaxed> relaxed_;
-  std::int64_t clocks_ = 1, applied_ = 0;
-  int ranks_ = 1;
+  std::int64_t clocks_ = 1;
+  int ranks_ = 1, threads_ = 1;
 };
 
 }  // namespace strata::recovery
