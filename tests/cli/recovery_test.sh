@@ -133,11 +133,13 @@ fi
 # 5. Record and replay: mf (2-D), lda (2-D with a Buffer of integer totals) and slr
 #    (data-parallel, relaxed) recorded on 2 ranks replay on 2 ranks and in one process
 #    on one thread; the replay checks every call's arrays against the record, so exit 0
-#    means bit-identical arrays.
+#    means bit-identical arrays. The one-process replays' losses (Accumulator sums)
+#    must be the recorded runs' too.
 rec=(train mf --synthetic "users=3000,items=800,ratings=100000,rank=3" --epochs 3 --rank 16 --seed 5 --threads 1)
-"$mpiexec" -np 2 "$strata" "${rec[@]}" --record rec >rec.txt 2>&1 || fail "recorded mf run: $(cat rec.txt)"
+"$mpiexec" -np 2 "$strata" "${rec[@]}" --record rec --metrics rec.csv >rec.txt 2>&1 || fail "recorded mf run: $(cat rec.txt)"
 "$mpiexec" -np 2 "$strata" "${rec[@]}" --replay rec >replay2.txt 2>&1 || fail "mf replay on 2 ranks: $(cat replay2.txt)"
-"$strata" "${rec[@]}" --replay rec >replay1.txt 2>&1 || fail "mf replay in one process: $(cat replay1.txt)"
+"$strata" "${rec[@]}" --replay rec --metrics replay1.csv >replay1.txt 2>&1 || fail "mf replay in one process: $(cat replay1.txt)"
+[ "$(losses rec.csv)" = "$(losses replay1.csv)" ] || fail "mf replay losses: $(losses rec.csv) vs $(losses replay1.csv)"
 grep -q "replayed in the recorded serial order" replay1.txt || fail "the one-process replay did not say so"
 "$mpiexec" -np 2 "$strata" "${lda[@]}" --record ldarec >ldarec.txt 2>&1 || fail "recorded lda run: $(cat ldarec.txt)"
 "$strata" "${lda[@]}" --replay ldarec >ldareplay.txt 2>&1 || fail "lda replay in one process: $(cat ldareplay.txt)"
@@ -148,11 +150,14 @@ grep -q "replayed in the recorded serial order" replay1.txt || fail "the one-pro
 slr=(train slr --synthetic "samples=4000,features=3000,nnz=20" --epochs 2 --seed 4 --threads 1 --clock 200)
 "$mpiexec" -np 2 "$strata" "${slr[@]}" --record slrrec >slrrec.txt 2>&1 || fail "recorded slr run: $(cat slrrec.txt)"
 "$strata" "${slr[@]}" --replay slrrec >slrreplay.txt 2>&1 || fail "slr replay in one process: $(cat slrreplay.txt)"
-"$mpiexec" -np 2 "$strata" "${slr[@]}" --staleness 1 --record sspslr >sspslr.txt 2>&1 || fail "SSP slr: $(cat sspslr.txt)"
+"$mpiexec" -np 2 "$strata" "${slr[@]}" --staleness 1 --record sspslr --metrics sspslr.csv >sspslr.txt 2>&1 ||
+  fail "SSP slr: $(cat sspslr.txt)"
 "$mpiexec" -np 2 "$strata" "${slr[@]}" --staleness 1 --replay sspslr >sspreplay2.txt 2>&1 ||
   fail "SSP slr replay on 2 ranks: $(cat sspreplay2.txt)"
-"$strata" "${slr[@]}" --staleness 1 --replay sspslr >sspreplay.txt 2>&1 ||
+"$strata" "${slr[@]}" --staleness 1 --replay sspslr --metrics sspreplay.csv >sspreplay.txt 2>&1 ||
   fail "SSP slr replay in one process: $(cat sspreplay.txt)"
+[ "$(losses sspslr.csv)" = "$(losses sspreplay.csv)" ] ||
+  fail "SSP slr replay losses: $(losses sspslr.csv) vs $(losses sspreplay.csv)"
 "$strata" "${rec[@]}" --threads 2 --replay rec >replay12.txt 2>&1 && fail "a replay on 1x2 of a 2x1 record ran"
 grep -q "recorded on 2 rank(s) x 1 thread(s)" replay12.txt || fail "layout refusal: $(cat replay12.txt)"
 

@@ -1,6 +1,9 @@
 // Accumulator<T>: a value that loop bodies combine into (a loss, a count) without
 // creating dependences between iterations. Each thread updates its own slot; take()
-// combines the slots in thread order and then across ranks, and resets them.
+// combines the slots in thread order, then the ranks' values in rank order, and
+// resets them. A one-process replay (strata/recovery/execution_record.hpp) keeps a
+// slot per recorded worker and combines them the same way, so a replayed loss is
+// the recorded run's to the last bit.
 // Updates made during a loop's reconnaissance pass are ignored, and those of a
 // speculative run that is undone are undone with it. Their values after every loop
 // call are journaled, so a run resumed from a checkpoint sees them as they were.
@@ -20,6 +23,7 @@
 #include "strata/loop/undo.hpp"
 #include "strata/loop/worker.hpp"
 #include "strata/recovery/journaled_state.hpp"
+#include "strata/recovery/loop_calls.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata {
@@ -27,14 +31,24 @@ namespace strata {
 template <class T, class Op = std::plus<>>
 class Accumulator final : public detail::UndoableState, public recovery::JournaledState {
  public:
-  explicit Accumulator(Runtime& rt, T identity = T{}, Op op = {})
-      : rt_(&rt), identity_(identity), op_(op), slots_(static_cast<std::size_t>(rt.threads())) {
+  explicit Accumulator(Runtime& rt, T identity = T{}, Op op = {}) : rt_(&rt), identity_(identity), op_(op) {
+    static_assert(std::is_arithmetic_v<T> && std::is_same_v<Op, std::plus<>>,
+                  "Accumulator combines across ranks with a sum of arithmetic values");
+    if (rt.loop_calls().replaying_serially()) {
+      ranks_ = rt.loop_calls().record().recorded_ranks();
+      threads_ = rt.loop_calls().record().recorded_threads();
+    } else {
+      threads_ = rt.threads();
+    }
+    slots_.resize(static_cast<std::size_t>(ranks_ * threads_));
     for (auto& s : slots_) s.value = identity_;
   }
 
   void add(const T& v) {
     if (detail::t_recording) return;
-    T& slot = slots_[static_cast<std::size_t>(detail::t_worker)].value;
+    // t_delta_set is the running thread, or in a one-process replay the recorded
+    // worker whose iteration runs.
+    T& slot = slots_[static_cast<std::size_t>(detail::t_delta_set)].value;
     slot = op_(slot, v);
   }
   Accumulator& operator+=(const T& v) {
@@ -42,23 +56,30 @@ class Accumulator final : public detail::UndoableState, public recovery::Journal
     return *this;
   }
 
-  /// This rank's combined value so far (not collective).
+  /// This rank's combined value so far (not collective; in a one-process replay,
+  /// the whole recorded job's).
   T local() const {
     T v = identity_;
-    for (const auto& s : slots_) v = op_(v, s.value);
+    for (int r = 0; r < ranks_; ++r) v = op_(v, rank_value(r));
     return v;
   }
 
-  /// Collective: the job-wide combined value; resets every slot. Reductions over
-  /// ranks use MPI (sum, min or max for std::plus / min / max on arithmetic types).
+  /// Collective: the job-wide combined value, ranks added in rank order (MPI's own
+  /// reductions fix no order); resets every slot.
   T take() {
-    T v = local();
+    T v = identity_;
+    if (ranks_ > 1) {
+      v = local();
+    } else {
+      const T mine = rank_value(0);
+      for (const auto& part : rt_->comm().allgatherv(std::as_bytes(std::span(&mine, 1)))) {
+        T theirs;
+        STRATA_CHECK(part.size() == sizeof(T), "an accumulator's value of the wrong size");
+        std::memcpy(&theirs, part.data(), sizeof(T));
+        v = op_(v, theirs);
+      }
+    }
     for (auto& s : slots_) s.value = identity_;
-    if constexpr (std::is_arithmetic_v<T> && std::is_same_v<Op, std::plus<>>)
-      v = rt_->comm().allreduce(v, ReduceOp::sum);
-    else
-      static_assert(std::is_arithmetic_v<T> && std::is_same_v<Op, std::plus<>>,
-                    "Accumulator::take combines across ranks with a sum of arithmetic values");
     return v;
   }
 
@@ -95,12 +116,20 @@ class Accumulator final : public detail::UndoableState, public recovery::Journal
     if (saved_.size() == slots_.size()) slots_ = saved_;
   }
 
+  // Rank r's threads' slots, in thread order.
+  T rank_value(int r) const {
+    T v = identity_;
+    for (int t = 0; t < threads_; ++t) v = op_(v, slots_[static_cast<std::size_t>(r * threads_ + t)].value);
+    return v;
+  }
+
   struct alignas(64) Slot {  // one cache line per thread: no false sharing
     T value;
   };
   Runtime* rt_;
   T identity_;
   Op op_;
+  int ranks_ = 1, threads_ = 1;  // slots: ranks_ x threads_ (ranks_ > 1 only in a one-process replay)
   std::vector<Slot> slots_, saved_;
 };
 
