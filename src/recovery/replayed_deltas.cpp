@@ -45,8 +45,8 @@ ReplayedDeltas::ReplayedDeltas(const ExecutionRecord& record, const RecordedCall
     if (why)
       throw ReplayError(fmt::format("replay of loop call {} at {}: its relaxed array {} ran with {}, whose values "
                                     "depend on timing; replay it on the recorded ranks and threads, or record it "
-                                    "without",
-                                    call.call, call.site, label_of(id), why));
+                                    "without {}",
+                                    call.call, call.site, label_of(id), why, why));
     Relaxed r;
     r.buffer = &b;
     r.array = detail::ArrayBase::find_array(id);
