@@ -1,5 +1,6 @@
 #include "strata/ps/postman.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -73,6 +74,23 @@ bool Postman::deliver(int from, Bytes& message) {
   return true;
 }
 
+// How long the thread sleeps after `idle` empty turns in a row while a table is in
+// use: 50 us at first, doubling every 16 turns up to 800 us. A busy phase (clocks,
+// replies) keeps it at the fast end; a long computation between clocks lets it fall
+// back, so on a machine with as many ranks as cores the polls of every rank's
+// Postman do not take a loop thread's core from it. A computation thread that
+// starts to wait for a message calls hurry(), which puts it back to the fast end.
+std::chrono::microseconds Postman::pause(int idle) {
+  constexpr int kSteps = 4;  // 50 << 4 = 800 us
+  const int step = std::min(kSteps, (idle - kSpins) / 16);
+  return std::chrono::microseconds(50 << std::max(step, 0));
+}
+
+void Postman::hurry() {
+  hurried_.store(true, std::memory_order_relaxed);
+  out_cv_.notify_one();
+}
+
 void Postman::run() {
   try {
     std::deque<std::pair<int, Bytes>> sending;
@@ -82,16 +100,17 @@ void Postman::run() {
         std::unique_lock lock(out_mu_);
         if (stop_) return;
         // Idle and unused: sleep until a message is queued or a table starts. Idle
-        // in use: after a burst of quick polls, poll every 50 microseconds.
-        if (outbox_.empty() && idle > 64) {
+        // in use: after a burst of quick polls, poll with a growing pause.
+        if (outbox_.empty() && idle > kSpins) {
           if (users_ == 0 && comm_.mail_in_flight() == 0 && unclaimed_.empty())
             out_cv_.wait(lock, [&] { return stop_ || users_ > 0 || !outbox_.empty(); });
           else
-            out_cv_.wait_for(lock, std::chrono::microseconds(50));
+            out_cv_.wait_for(lock, pause(idle));
           if (stop_) return;
         }
         sending.swap(outbox_);
       }
+      if (hurried_.exchange(false, std::memory_order_relaxed)) idle = 0;
       bool busy = !sending.empty();
       for (auto& [dest, message] : sending) comm_.mail(dest, std::move(message));
       sending.clear();
@@ -115,7 +134,7 @@ void Postman::run() {
         for (auto& [topic, chore] : chores_) chore();
       }
       if (busy) idle = 0;
-      else if (++idle <= 64) std::this_thread::yield();
+      else if (++idle <= kSpins) std::this_thread::yield();
     }
   } catch (...) {
     failure_ = std::current_exception();

@@ -112,5 +112,40 @@ TEST(DeltaSet, DrainInPartsGivesWhatOneDrainGives) {
   }
 }
 
+// Buffers copy their per-thread sets (undo saves them, a replay resizes them) and
+// the hot path adds through pointers the set holds: a copy must add to its own
+// slots, and a set copied, assigned or moved from must keep adding to its own.
+TEST(DeltaSet, CopiesAssignmentsAndMovesAddToTheirOwnSlots) {
+  const auto held = [](const DeltaSet<float>& s) {
+    std::map<std::int64_t, float> m;
+    for (const auto& [k, d] : s.sorted()) m[k] = d;
+    return m;
+  };
+  DeltaSet<float> a(1000);
+  a.add(3, 1.0f);
+  DeltaSet<float> b(a);  // copy
+  b.add(3, 2.0f);
+  b.add(7, 1.0f);
+  EXPECT_EQ(held(a), (std::map<std::int64_t, float>{{3, 1.0f}}));
+  EXPECT_EQ(held(b), (std::map<std::int64_t, float>{{3, 3.0f}, {7, 1.0f}}));
+
+  DeltaSet<float> c(1000);
+  c = a;  // assignment
+  c.add(3, 4.0f);
+  a.add(9, 1.0f);
+  EXPECT_EQ(held(c), (std::map<std::int64_t, float>{{3, 5.0f}}));
+  EXPECT_EQ(held(a), (std::map<std::int64_t, float>{{3, 1.0f}, {9, 1.0f}}));
+
+  DeltaSet<float> d(std::move(b));  // move: d holds b's slots, b starts over
+  d.add(7, 1.0f);
+  EXPECT_EQ(held(d), (std::map<std::int64_t, float>{{3, 3.0f}, {7, 2.0f}}));
+
+  const DeltaSet<float> fresh(1000);
+  DeltaSet<float> empty_copy(fresh);  // copied before its first add
+  empty_copy.add(5, 1.0f);
+  EXPECT_TRUE(fresh.empty());
+  EXPECT_EQ(held(empty_copy), (std::map<std::int64_t, float>{{5, 1.0f}}));
+}
+
 }  // namespace
 }  // namespace strata::ps

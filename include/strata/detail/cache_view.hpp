@@ -29,7 +29,7 @@ struct CacheView {
 
   /// The first element of cached unit `u`, or nullptr when the cache lacks it.
   template <class T>
-  T* unit(std::int64_t u) const {
+  [[gnu::always_inline]] T* unit(std::int64_t u) const {
     if (static_cast<std::uint64_t>(u) >= static_cast<std::uint64_t>(units)) return nullptr;
     const auto at = static_cast<std::size_t>(u);
     std::int64_t slot;

@@ -25,28 +25,47 @@ class DeltaSet {
   /// A set over the elements [0, volume) of an array.
   explicit DeltaSet(std::int64_t volume)
       : volume_(volume), dense_(volume * static_cast<std::int64_t>(sizeof(T)) <= kDenseBytes) {}
+  DeltaSet(const DeltaSet& o)
+      : volume_(o.volume_), dense_(o.dense_), slots_(o.slots_), marked_(o.marked_), touched_(o.touched_),
+        sparse_(o.sparse_) {
+    point();
+  }
+  DeltaSet(DeltaSet&& o) noexcept
+      : volume_(o.volume_), dense_(o.dense_), slots_(std::move(o.slots_)), marked_(std::move(o.marked_)),
+        touched_(std::move(o.touched_)), sparse_(std::move(o.sparse_)) {
+    point();
+    o.point();
+  }
+  DeltaSet& operator=(DeltaSet o) noexcept {
+    volume_ = o.volume_;
+    dense_ = o.dense_;
+    slots_.swap(o.slots_);
+    marked_.swap(o.marked_);
+    touched_.swap(o.touched_);
+    sparse_.swap(o.sparse_);
+    point();
+    return *this;
+  }
 
   bool dense() const { return dense_; }
   std::size_t size() const { return dense_ ? touched_.size() : sparse_.size(); }
   bool empty() const { return size() == 0; }
 
   void add(std::int64_t k, const T& delta) {
-    if (!dense_) {
-      sparse_[k] += delta;
+    // The hot path of Buffer::add: a bit test and an addition, through pointers held
+    // here (the vectors' own bounds and emptiness would cost loads and branches).
+    if (marks_) [[likely]] {
+      const auto at = static_cast<std::size_t>(k);
+      std::uint64_t& word = marks_[at / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (at % 64);
+      if (!(word & bit)) {
+        word |= bit;
+        touched_.push_back(k);
+      }
+      values_[at] += delta;
       return;
     }
-    if (slots_.empty()) {
-      slots_.assign(static_cast<std::size_t>(volume_), T{});
-      marked_.assign(static_cast<std::size_t>((volume_ + 63) / 64), 0);
-    }
-    const auto at = static_cast<std::size_t>(k);
-    std::uint64_t& word = marked_[at / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (at % 64);
-    if (!(word & bit)) {
-      word |= bit;
-      touched_.push_back(k);
-    }
-    slots_[at] += delta;
+    add_first(k, delta);
   }
 
   /// f(k, delta) for every element held, in no particular order.
@@ -159,6 +178,24 @@ class DeltaSet {
   }
 
  private:
+  // The first add of a dense set allocates its slots; sparse sets add to the map.
+  void add_first(std::int64_t k, const T& delta) {
+    if (!dense_) {
+      sparse_[k] += delta;
+      return;
+    }
+    slots_.assign(static_cast<std::size_t>(volume_), T{});
+    marked_.assign(static_cast<std::size_t>((volume_ + 63) / 64), 0);
+    point();
+    add(k, delta);
+  }
+  // The hot path's pointers: set once the slots exist (never for a sparse set).
+  void point() {
+    const bool ready = dense_ && !slots_.empty();
+    values_ = ready ? slots_.data() : nullptr;
+    marks_ = ready ? marked_.data() : nullptr;
+  }
+
   static std::size_t words_of(std::span<DeltaSet* const> sets) {
     return static_cast<std::size_t>((sets[0]->volume_ + 63) / 64);
   }
@@ -199,6 +236,8 @@ class DeltaSet {
   std::vector<std::uint64_t> marked_;
   std::vector<std::int64_t> touched_;
   std::unordered_map<std::int64_t, T> sparse_;
+  T* values_ = nullptr;            // slots_.data() once allocated
+  std::uint64_t* marks_ = nullptr;  // marked_.data() once allocated
 };
 
 }  // namespace strata::ps

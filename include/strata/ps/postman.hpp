@@ -8,11 +8,13 @@
 //
 // A topic is a relaxed array's id (the same on every rank). Messages for a topic
 // nobody has subscribed to yet are kept until someone does. While no table is in
-// use the thread sleeps; while one is, it polls with a short back-off and runs the
-// tables' chores (managed communication's pump).
+// use the thread sleeps; while one is, it polls with a back-off (short while
+// messages flow, longer while none do) and runs the tables' chores (managed
+// communication's pump).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -51,11 +53,15 @@ class Postman {
   /// A table in use keeps the thread polling; while none is, it sleeps.
   void begin_use();
   void end_use();
+  /// A computation thread is about to wait for a message: poll at the fast end.
+  void hurry();
   /// Throws the error that stopped the thread (a failed MPI call), if any.
   void check() const;
   int rank() const { return rank_; }
 
  private:
+  static constexpr int kSpins = 64;  // quick polls (yields) before the first pause
+  static std::chrono::microseconds pause(int idle);
   void run();
   bool deliver(int from, Bytes& message);  // false: no handler yet (kept)
 
@@ -70,6 +76,7 @@ class Postman {
   std::map<std::uint64_t, Handler> handlers_;
   std::map<std::uint64_t, std::function<void()>> chores_;
   std::vector<std::pair<int, Bytes>> unclaimed_;
+  std::atomic<bool> hurried_{false};
   std::atomic<bool> failed_{false};
   std::exception_ptr failure_;
   std::thread thread_;
