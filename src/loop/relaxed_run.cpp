@@ -1,9 +1,11 @@
 #include "strata/loop/relaxed_run.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "strata/detail/cache_view.hpp"
 #include "strata/error.hpp"
 #include "strata/ps/buffer_base.hpp"
 #include "strata/recovery/loop_calls.hpp"
@@ -36,11 +38,17 @@ RelaxedRun::RelaxedRun(const Plan& plan) {
 }
 
 RelaxedRun::~RelaxedRun() {
-  for (auto* t : tables_) t->share_cache(false);
+  for (auto* t : tables_) t->share_cache(-1);
 }
 
 void RelaxedRun::share_caches() {
-  for (auto* t : tables_) t->share_cache(true);
+  shared_ = std::min<std::size_t>(tables_.size(), strata::detail::kCountedViews);
+  for (std::size_t k = 0; k < shared_; ++k) tables_[k]->share_cache(static_cast<int>(k));
+}
+
+void RelaxedRun::count_cache_reads(int th) const {
+  for (std::size_t k = 0; k < shared_; ++k)
+    tables_[k]->count_cache_reads(th, std::exchange(strata::detail::t_cache_reads[k], 0));
 }
 
 void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
@@ -108,7 +116,8 @@ void RelaxedRun::tick() noexcept {
 }
 
 void RelaxedRun::end() {
-  for (auto* t : tables_) t->share_cache(false);
+  for (auto* t : tables_) t->share_cache(-1);
+  shared_ = 0;
   if (error_) std::rethrow_exception(error_);
   for (auto* t : tables_) t->end_run();
 }

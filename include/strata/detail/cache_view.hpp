@@ -17,6 +17,15 @@ struct alignas(64) CacheReads {
   std::int64_t cache = 0, dynamic = 0;
 };
 
+/// Cached reads are counted per thread in these slots, one per published view (its
+/// `counter`), and handed to the tables when the thread's share of a run step ends
+/// (RelaxedRun::count_cache_reads): an increment at a fixed thread-local address is
+/// the cheapest count there is, and a sparse model's every non-zero pays it. A loop
+/// over more relaxed arrays than there are slots publishes the first ones only; the
+/// others are read through the observer.
+inline constexpr int kCountedViews = 16;
+inline thread_local std::int64_t t_cache_reads[kCountedViews] = {};
+
 /// A view of the cache block. Units are elements of a 1-D array, rows along the last
 /// dimension otherwise; the block is either laid out like the array (`held` says
 /// which units it holds) or compact (`slot_of` gives each unit's slot, or -1).
@@ -25,7 +34,7 @@ struct CacheView {
   const std::uint64_t* held = nullptr;   // array-shaped layout, else nullptr
   const std::int32_t* slot_of = nullptr;  // compact layout, else nullptr
   std::int64_t units = 0, unit_len = 1;
-  CacheReads* reads = nullptr;  // per loop thread (indexed by t_worker)
+  int counter = 0;  // its slot of t_cache_reads
 
   /// The first element of cached unit `u`, or nullptr when the cache lacks it.
   template <class T>

@@ -60,6 +60,9 @@ class RelaxedRun {
   /// After begin: cached reads skip the observers (detail/cache_view.hpp). Only for
   /// runs whose observers wrap no checker, which must see every access.
   void share_caches();
+  /// On loop thread `th`, at the end of each of its steps: hands the thread's counts
+  /// of direct cache reads to the tables.
+  void count_cache_reads(int th) const;
   /// Ends the current clock on every table. For a barrier's completion step: an
   /// error is kept (and later clocks skipped) for end() to throw.
   void tick() noexcept;
@@ -80,6 +83,7 @@ class RelaxedRun {
   std::mutex error_mu_;  // tick_part runs on every thread
   std::vector<std::unique_ptr<RelaxedReads>> observers_;
   std::int64_t clock_every_ = 0, clocks_ = 1, clock_ = 0;
+  std::size_t shared_ = 0;  // tables_[0, shared_) publish their caches
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};
 };

@@ -171,6 +171,15 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
       if (refresh)
         for (std::size_t k = from; k < n; ++k) rec[k].value = values_now[positions[k]];
     ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
+    // Direct cache reads are counted per thread; the tables get the counts when the
+    // step ends, however it ends.
+    struct CountReads {
+      const RelaxedRun& run;
+      int th;
+      ~CountReads() {
+        if (run.active()) run.count_cache_reads(th);
+      }
+    } count_reads{relaxed, th};
     if (!verify && relaxed.managed()) {  // managed communication takes deltas between iterations
       for (std::size_t k = from; k < n; ++k) {
         if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);

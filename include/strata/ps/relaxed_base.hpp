@@ -50,10 +50,13 @@ class RelaxedBase {
   /// A read by loop thread `thread` during a run: the cached (or fetched) element or
   /// row. Writes other than through the Buffer are refused.
   virtual void* read(std::span<const std::int64_t> index, bool whole_last, AccessMode mode, int thread) = 0;
-  /// During a run: whether the array's accessors read the cache directly
-  /// (detail/cache_view.hpp), bypassing read() for cached units. Off when each
-  /// access must be shown to a checker, and always off once the run ends.
-  virtual void share_cache(bool on) = 0;
+  /// During a run: the array's accessors read the cache directly
+  /// (detail/cache_view.hpp), bypassing read() for cached units, and count those
+  /// reads in slot `counter` of t_cache_reads; -1: they do not (each access must be
+  /// shown to a checker, or the run has ended).
+  virtual void share_cache(int counter) = 0;
+  /// Loop thread `thread` read the cache directly `reads` times (its slot's count).
+  virtual void count_cache_reads(int thread, std::int64_t reads) = 0;
 };
 
 }  // namespace strata::detail

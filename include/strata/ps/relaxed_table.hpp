@@ -256,7 +256,13 @@ class RelaxedTable final : public detail::RelaxedBase {
     apply_own(clock, part, parts, changed_parts_[static_cast<std::size_t>(part)]);
   }
 
-  void share_cache(bool on) override { target_.set_cache_view(on ? &view_ : nullptr); }
+  void share_cache(int counter) override {
+    view_.counter = counter;
+    target_.set_cache_view(counter >= 0 ? &view_ : nullptr);
+  }
+  void count_cache_reads(int thread, std::int64_t reads) override {
+    counters_[static_cast<std::size_t>(thread)].cache += reads;
+  }
 
   void* read(std::span<const std::int64_t> index, bool whole_last, detail::AccessMode mode, int thread) override {
     if (mode == detail::AccessMode::buffered) return nullptr;
@@ -422,7 +428,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     is_changed_.assign(local_units, 0);
     changed_.clear();
     view_ = detail::CacheView{block_.data(), whole_ ? laid_out_bits_.data() : nullptr,
-                              whole_ ? nullptr : slot_of_.data(), units_, unit_len_, counters_.data()};
+                              whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
   }
 
   // The owner's current values of all of reader q's units, in q's order, after a
