@@ -134,7 +134,8 @@ void Postman::run() {
         for (auto& [topic, chore] : chores_) chore();
       }
       if (busy) idle = 0;
-      else if (++idle <= kSpins) std::this_thread::yield();
+      else if (idle < kSpins + 16 * 64) ++idle;  // far past the longest pause: no overflow in long idle runs
+      if (idle > 0 && idle <= kSpins) std::this_thread::yield();
     }
   } catch (...) {
     failure_ = std::current_exception();

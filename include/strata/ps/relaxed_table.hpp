@@ -133,7 +133,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     folding_ = consistency_.hybrid;
     // A one-rank job without managed communication gets no messages but its own
     // dynamic reads, which wake the Postman when sent: it need not poll. (Its polls
-    // every 50 us cost a loop thread sharing the core a third of its speed.)
+    // every 50 us cost a loop thread sharing the core up to half its speed.)
     polled_ = rt.size() > 1 || outbox_;
     if (polled_) postman_->begin_use();
   }
