@@ -6,6 +6,7 @@
 //
 //   strata-lda-bench [--docs D] [--words V] [--topics K] [--doclen L] [--passes P]
 //                    [--serial 0|1] [--data-parallel 0|1] [--blocks B (time blocks per worker; 0: auto)]
+//                    [--rounds R (rounds of the time blocks per pass; 0: auto)]
 //   mpirun -np 2 strata-lda-bench --strata-threads=1
 #include <chrono>
 #include <cstdio>
@@ -27,7 +28,7 @@ struct Args {
   lda::SyntheticSpec spec{100000, 10000, 100, 100};
   int passes = 6;
   bool serial = true, data_parallel = false;
-  int blocks = 0;
+  int blocks = 0, rounds = 0;
 };
 
 int run(strata::Runtime& rt, const Args& a) {
@@ -38,6 +39,7 @@ int run(strata::Runtime& rt, const Args& a) {
   o.topics = a.spec.topics;
   o.seed = rt.seed();
   o.blocks_per_worker = a.blocks;
+  o.rounds = a.rounds;
   t = now();
   lda::StrataLda m(rt, p, o, a.data_parallel ? std::optional(strata::analysis::Strategy::data_parallel) : std::nullopt);
   const double setup_s = rt.comm().allreduce(now() - t, strata::ReduceOp::max);
@@ -65,9 +67,9 @@ int run(strata::Runtime& rt, const Args& a) {
   std::printf("%s; generated in %.2f s; %d topics; %d rank(s) x %d thread(s)\n", p.source.c_str(), gen_s, o.topics,
               rt.size(), rt.threads());
   const auto& plan = m.plan();
-  std::printf("plan: %s, %zu time blocks; setup %.2f s; first pass (with planning) %.3f s\n",
+  std::printf("plan: %s, %zu time blocks, %d round(s); setup %.2f s; first pass (with planning) %.3f s\n",
               strata::analysis::to_string(plan.choice.strategy).c_str(),
-              plan.time_bounds.empty() ? 0 : plan.time_bounds.size() - 1, setup_s, strata_s[0]);
+              plan.time_bounds.empty() ? 0 : plan.time_bounds.size() - 1, plan.schedule.rounds, setup_s, strata_s[0]);
   const double sm = median_after_first(strata_s);
   std::printf("strata pass: median %.3f s = %.2f M tokens/s\n", sm, tokens / sm / 1e6);
   if (serial) {
@@ -110,6 +112,7 @@ int main(int argc, char** argv) try {
     else if (o == "--serial") a.serial = v != 0;
     else if (o == "--data-parallel") a.data_parallel = v != 0;
     else if (o == "--blocks") a.blocks = static_cast<int>(v);
+    else if (o == "--rounds") a.rounds = static_cast<int>(std::max(0LL, v));
     else throw strata::OptionError("unknown option " + o);
   }
   return run(rt, a);

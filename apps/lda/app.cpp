@@ -36,6 +36,7 @@ lda::Options make_options(const RunConfig& c) {
     o.topics = static_cast<int>(c.options.integer("topics", 1, 100000));
   o.alpha = c.options.real("alpha", 1e-6, 1e6);
   o.beta = c.options.real("beta", 1e-6, 1e6);
+  o.rounds = static_cast<int>(c.options.integer("rounds", 0, 1024));
   o.seed = c.seed;
   return o;
 }
@@ -156,7 +157,8 @@ App lda_app() {
   a.options.declare("topics", "auto", "topics K to learn (auto: the planted topics on synthetic data, else 20)")
       .declare("alpha", "0.1", "Dirichlet prior of document-topic distributions")
       .declare("beta", "0.01", "Dirichlet prior of topic-word distributions")
-      .declare("top-words", "10", "words listed per topic after training (0: none)");
+      .declare("top-words", "10", "words listed per topic after training (0: none)")
+      .declare("rounds", "0", "2-D plan: times the word blocks go round the workers per pass (0: Strata's choice)");
   a.train = train;
   a.explain = explain;
   return a;

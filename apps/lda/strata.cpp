@@ -63,6 +63,7 @@ StrataLda::StrataLda(Runtime& rt, const Problem& problem, const Options& options
   if (data_parallel_) word_buf_ = std::make_unique<Buffer<std::int32_t, 2>>(word_topic_, apply::sum());
   else loop_.strategy = plan;
   loop_.blocks_per_worker = o_.blocks_per_worker;
+  loop_.rounds = o_.rounds;
   end_pass();
 }
 

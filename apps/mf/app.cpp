@@ -34,6 +34,7 @@ mf::Options make_options(const RunConfig& c) {
   o.reg = static_cast<float>(c.options.real("reg", 0, 10));
   o.clock_every = c.options.integer("clock", 1);
   o.shuffled = c.options.choice("order", {"key", "shuffled"}) == "shuffled";
+  o.rounds = static_cast<int>(c.options.integer("rounds", 0, 1024));
   o.seed = c.seed;
   return o;
 }
@@ -92,6 +93,7 @@ App mf_app() {
       .declare("reg", "0.02", "L2 weight")
       .declare("holdout", "0.1", "fraction of ratings held out for test RMSE")
       .declare("order", "key", "key | shuffled: order of ratings inside a block (Strata)")
+      .declare("rounds", "0", "2-D plan: times the item blocks go round the workers per pass (0: Strata's choice)")
       .declare("clock", "1000", "data-parallel plan: iterations per worker between BSP clocks");
   a.train = train;
   a.explain = explain;

@@ -45,6 +45,7 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, 
   // --order shuffled: each block's ratings in a seeded random order, closer to the
   // serial program's shuffled data; key order keeps rows in cache (faster).
   if (o_.shuffled) loop_.shuffle_seed = mix64(o_.seed ^ 0x6f72646572ULL);
+  loop_.rounds = o_.rounds;
   if (!data_parallel_) loop_.strategy = plan;
   else {
     const auto bsp = strata::bsp().every(o_.clock_every);

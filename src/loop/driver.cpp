@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -17,9 +19,9 @@
 namespace strata::loop::detail {
 
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
-  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
+  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
                      o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
-                     o.skip_legality_check, o.shuffle_seed);
+                     o.rounds, o.skip_legality_check, o.shuffle_seed);
 }
 
 std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version) {
@@ -176,6 +178,28 @@ int auto_blocks_per_worker(const Plan& plan) {
   return std::clamp(k, 2, 64);
 }
 
+// Rounds of an unordered 2-D schedule (LoopOptions::rounds): 8, fewer when a step
+// of a worker would hold under 1024 iterations (each step costs a hand-over).
+int auto_rounds(std::int64_t iterations, int workers, int blocks) {
+  constexpr std::int64_t kMinStep = 1024;
+  const std::int64_t per_round = static_cast<std::int64_t>(workers) * blocks * kMinStep;
+  return static_cast<int>(std::clamp<std::int64_t>(iterations / std::max<std::int64_t>(per_round, 1), 1, 8));
+}
+
+// Each worker's space part cut into `rounds` slices of about equal iterations.
+std::vector<std::int64_t> round_slices(const std::vector<std::int64_t>& space_bounds,
+                                       const std::vector<std::int64_t>& hist, int rounds) {
+  std::vector<std::int64_t> b{space_bounds.front()};
+  for (std::size_t w = 0; w + 1 < space_bounds.size(); ++w) {
+    const auto lo = space_bounds[w], hi = space_bounds[w + 1];
+    const auto part = std::span<const std::int64_t>(hist).subspan(static_cast<std::size_t>(lo),
+                                                                 static_cast<std::size_t>(hi - lo));
+    const auto cuts = balanced_bounds(part, rounds);
+    for (std::size_t q = 1; q < cuts.size(); ++q) b.push_back(lo + cuts[q]);
+  }
+  return b;
+}
+
 // The most iterations any part gets when `bounds` cut the histogram `hist`.
 std::int64_t heaviest_part(const std::vector<std::int64_t>& hist, const std::vector<std::int64_t>& bounds) {
   std::int64_t most = 0;
@@ -258,11 +282,21 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
     case Strategy::groups: break;
     case Strategy::data_parallel:
     case Strategy::one_d: plan.space_bounds = space_worker_bounds(plan, space, histogram(c.space_dim)); break;
-    case Strategy::two_d:
-      plan.space_bounds = space_worker_bounds(plan, space, histogram(c.space_dim));
+    case Strategy::two_d: {
+      const auto hist = histogram(c.space_dim);
+      plan.space_bounds = space_worker_bounds(plan, space, hist);
       plan.time_bounds = balanced_bounds(histogram(c.time_dim), W * k);
-      plan.schedule = plan.ordered ? BlockSchedule::wavefront(W, W * k) : BlockSchedule::rotation(W, k);
+      if (plan.ordered) {  // rounds would reorder dependent iterations
+        plan.schedule = BlockSchedule::wavefront(W, W * k);
+        break;
+      }
+      if (options.rounds < 0)
+        throw OptionError(fmt::format("LoopOptions::rounds must be 0 (automatic) or positive, not {}", options.rounds));
+      const int q = options.rounds > 0 ? options.rounds : auto_rounds(std::accumulate(hist.begin(), hist.end(), std::int64_t{0}), W, W * k);
+      plan.round_bounds = round_slices(plan.space_bounds, hist, q);
+      plan.schedule = BlockSchedule::rotation(W, k, q);
       break;
+    }
     case Strategy::two_d_skewed: {
       // Bounds over the transformed coordinates a = T0 . (p_s, p_t), b = T1 . (p_s, p_t).
       const auto& m = c.skew;

@@ -250,6 +250,10 @@ std::string Plan::explain() const {
     out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));
   if (!space_bounds_note.empty()) out += fmt::format("  worker bounds: {}\n", space_bounds_note);
   if (time_bounds.size() > 1) out += fmt::format("  time block bounds: [{}]\n", fmt::join(time_bounds, ", "));
+  if (schedule.rounds > 1)
+    out += fmt::format("  rounds: {} (the time blocks go round the workers {} times per pass, each time to the next "
+                       "slice of every worker's space part)\n",
+                       schedule.rounds, schedule.rounds);
   for (const auto& r : roles) {
     const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"
                       : r.placement == Placement::travelling ? "travels with the time blocks"

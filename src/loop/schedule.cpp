@@ -13,18 +13,23 @@
 
 namespace strata::loop {
 
-BlockSchedule BlockSchedule::rotation(int workers, int blocks_per_worker) {
+BlockSchedule BlockSchedule::rotation(int workers, int blocks_per_worker, int rounds) {
+  STRATA_CHECK(rounds >= 1, "a rotation needs at least one round");
   BlockSchedule s;
   s.workers = workers;
   s.blocks = workers * blocks_per_worker;
+  s.rounds = rounds;
   s.order.resize(static_cast<std::size_t>(workers));
   s.users.resize(static_cast<std::size_t>(s.blocks));
-  for (int w = 0; w < workers; ++w)
-    for (int step = 0; step < s.blocks; ++step)
-      s.order[static_cast<std::size_t>(w)].push_back((blocks_per_worker * w + step) % s.blocks);
-  for (int b = 0; b < s.blocks; ++b) {
-    const int first = b / blocks_per_worker;
-    for (int u = 0; u < workers; ++u) s.users[static_cast<std::size_t>(b)].push_back(((first - u) % workers + workers) % workers);
+  for (int q = 0; q < rounds; ++q) {
+    for (int w = 0; w < workers; ++w)
+      for (int step = 0; step < s.blocks; ++step)
+        s.order[static_cast<std::size_t>(w)].push_back((blocks_per_worker * w + step) % s.blocks);
+    for (int b = 0; b < s.blocks; ++b) {
+      const int first = b / blocks_per_worker;
+      for (int u = 0; u < workers; ++u)
+        s.users[static_cast<std::size_t>(b)].push_back(((first - u) % workers + workers) % workers);
+    }
   }
   s.index_positions();
   return s;
@@ -44,17 +49,30 @@ BlockSchedule BlockSchedule::wavefront(int workers, int blocks) {
   return s;
 }
 
+// A worker's k-th run of block b (its k-th occurrence in order[w]) is its k-th use
+// of b in users[b]; both lists go round `rounds` times.
 void BlockSchedule::index_positions() {
-  steps_.assign(static_cast<std::size_t>(workers) * static_cast<std::size_t>(blocks), -1);
-  uses_.assign(steps_.size(), -1);
-  for (int w = 0; w < workers; ++w)
-    for (int step = 0; step < blocks; ++step)
-      steps_[static_cast<std::size_t>(w) * static_cast<std::size_t>(blocks) +
-             static_cast<std::size_t>(order[static_cast<std::size_t>(w)][static_cast<std::size_t>(step)])] = step;
-  for (int b = 0; b < blocks; ++b)
-    for (int u = 0; u < workers; ++u)
-      uses_[static_cast<std::size_t>(b) * static_cast<std::size_t>(workers) +
-            static_cast<std::size_t>(users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u)])] = u;
+  const auto W = static_cast<std::size_t>(workers), B = static_cast<std::size_t>(blocks),
+             Q = static_cast<std::size_t>(rounds);
+  steps_.assign(W * B * Q, -1);
+  uses_.assign(W * B * Q, -1);
+  for (std::size_t w = 0; w < W; ++w) {
+    STRATA_CHECK(order[w].size() == B * Q, "a schedule runs every block once per round");
+    std::vector<std::size_t> seen(B, 0);
+    for (std::size_t step = 0; step < order[w].size(); ++step) {
+      const auto b = static_cast<std::size_t>(order[w][step]);
+      STRATA_CHECK(seen[b] < Q, "a schedule runs every block once per round");
+      steps_[(w * B + b) * Q + seen[b]++] = static_cast<int>(step);
+    }
+  }
+  for (std::size_t b = 0; b < B; ++b) {
+    std::vector<std::size_t> seen(W, 0);
+    for (std::size_t u = 0; u < users[b].size(); ++u) {
+      const auto w = static_cast<std::size_t>(users[b][u]);
+      uses_[w * B * Q + static_cast<std::size_t>(step_of(static_cast<int>(w), static_cast<int>(b),
+                                                         static_cast<int>(seen[w]++)))] = static_cast<int>(u);
+    }
+  }
 }
 
 namespace {
@@ -87,7 +105,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
     const auto& order = s.order[static_cast<std::size_t>(w)];
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {
       const int b = order[static_cast<std::size_t>(step)];
-      const int u = s.use_of(w, b);
+      const int u = s.use_at(w, step);
       if (u > 0) {
         const auto wait_start = std::chrono::steady_clock::now();
         const int prev = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u - 1)];
@@ -109,7 +127,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
       }
       run_block(t, step, b);
       state[static_cast<std::size_t>(b)].released.store(u + 1, std::memory_order_release);
-      if (u + 1 < s.workers) {
+      if (u + 1 < static_cast<int>(s.users[static_cast<std::size_t>(b)].size())) {
         const int next = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u + 1)];
         if (rank_of(next) != r)
           for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(next), b);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
@@ -74,6 +75,41 @@ TEST(ParallelFor, SgdMatrixFactorisationIs2DAndSerializable) {
   EXPECT_NE(text.find("(0, *)"), std::string::npos) << text;
   EXPECT_NE(text.find("(*, 0)"), std::string::npos) << text;
   EXPECT_NE(text.find("W[i, :]"), std::string::npos) << text;
+}
+
+// Rounds: the item blocks go round the workers three times per pass, each time to the
+// next slice of every worker's users; the run still equals its equivalent order.
+TEST(ParallelFor, SgdInRoundsIsSerializable) {
+  const Ratings d = make_ratings();
+  auto R = ratings_array(d).set_name("R");
+  auto W = DistArray<float, 2>::randn(rt(), {d.users, kRank}, 0.1, 0.0, Partition::range(0), 21);
+  auto H = DistArray<float, 2>::randn(rt(), {d.items, kRank}, 0.1, 0.0, Partition::range(0), 22);
+  std::vector<float> w_ref = W.gather(), h_ref = H.gather();
+  LoopOptions options;
+  options.rounds = 3;
+  options.shuffle_seed = 5;
+  auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r, 0.05f, 0.01f); };
+  for (int pass = 0; pass < 2; ++pass) {
+    const loop::Plan& plan = parallel_for(R, body, options);
+    ASSERT_EQ(plan.choice.strategy, analysis::Strategy::two_d) << plan.explain();
+    EXPECT_EQ(plan.schedule.rounds, 3);
+    ASSERT_EQ(plan.round_bounds.size(), static_cast<std::size_t>(plan.workers * 3 + 1));
+    for (int w = 0; w <= plan.workers; ++w)  // the slices refine the workers' parts
+      EXPECT_EQ(plan.round_bounds[static_cast<std::size_t>(w * 3)], plan.space_bounds[static_cast<std::size_t>(w)]);
+    // Each user's ratings all fall in the steps of one round.
+    std::map<std::int64_t, std::set<int>> rounds_of_user;
+    for (const auto& it : loop::detail::scheduled_iterations(R, plan, 0))
+      rounds_of_user[it.index[0]].insert(plan.schedule.round_of(static_cast<int>(it.step)));
+    for (const auto& [user, rounds] : rounds_of_user) EXPECT_EQ(rounds.size(), 1U) << "user " << user;
+    for (const auto& ij : equivalent_order(R, plan))
+      sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kRank)], &h_ref[static_cast<std::size_t>(ij[1] * kRank)],
+               d.all.at(ij), 0.05f, 0.01f);
+    ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
+    ASSERT_EQ(H.gather(), h_ref) << "pass " << pass;
+  }
+  EXPECT_NE(parallel_for(R, body, options).explain().find("rounds: 3"), std::string::npos);
+  options.rounds = -1;
+  EXPECT_THROW(parallel_for(R, body, options), OptionError);
 }
 
 TEST(ParallelFor, OrderedWavefrontKeepsLexicographicOrder) {

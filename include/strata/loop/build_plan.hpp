@@ -105,7 +105,9 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   // Work lists: this rank's iterations, per thread and step, in key order.
   const int T = rt.threads(), r = plan->gathered ? 0 : rt.rank();
   const auto n = space.local_nnz();
-  const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed) ? plan->schedule.blocks : 1;
+  const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed)
+                        ? plan->schedule.blocks * plan->schedule.rounds
+                        : 1;
   plan->work.assign(static_cast<std::size_t>(T), std::vector<std::vector<std::uint32_t>>(static_cast<std::size_t>(steps)));
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
@@ -132,8 +134,9 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
           a = a2, b = b2;
         }
         const int w = range_part(plan->space_bounds, a);
+        const int round = plan->round_bounds.empty() ? 0 : range_part(plan->round_bounds, a) - w * plan->schedule.rounds;
         thread = w - r * T;
-        step = plan->schedule.step_of(w, range_part(plan->time_bounds, b));
+        step = plan->schedule.step_of(w, range_part(plan->time_bounds, b), round);
         break;
       }
     }

@@ -3,7 +3,9 @@
 // The iteration space is cut into W space parts (one per worker: ranks x threads)
 // and B time blocks. Worker w runs the blocks of its space part in order[w]; time
 // block b is used by the workers in users[b], one after another, because they all
-// touch the same rows of the arrays that follow the time dimension. A worker starts
+// touch the same rows of the arrays that follow the time dimension. A schedule may
+// go round its blocks several times per pass (rounds): in round q each worker runs
+// only the q-th slice of its space part, so a block visits every worker q times. A worker starts
 // block b once b's previous user has released it: by an atomic counter when that
 // user is a thread of the same rank, by receiving the block's rows over MPI when it
 // is on another rank. No global barrier is needed inside the loop.
@@ -21,22 +23,28 @@ namespace strata::loop {
 struct BlockSchedule {
   int workers = 1;
   int blocks = 1;
-  std::vector<std::vector<int>> order;  ///< per worker: time blocks in processing order
-  std::vector<std::vector<int>> users;  ///< per block: workers in use order
+  int rounds = 1;                       ///< times each worker runs each block per pass
+  std::vector<std::vector<int>> order;  ///< per worker: time blocks in processing order (blocks x rounds steps)
+  std::vector<std::vector<int>> users;  ///< per block: workers in use order (workers x rounds uses)
 
-  /// The step at which worker w runs block b (position of b in order[w]).
-  int step_of(int w, int b) const {
-    return steps_[static_cast<std::size_t>(w) * static_cast<std::size_t>(blocks) + static_cast<std::size_t>(b)];
+  /// The step at which worker w runs block b in round q.
+  int step_of(int w, int b, int q = 0) const {
+    return steps_[(static_cast<std::size_t>(w) * static_cast<std::size_t>(blocks) + static_cast<std::size_t>(b)) *
+                      static_cast<std::size_t>(rounds) +
+                  static_cast<std::size_t>(q)];
   }
-  /// The position of worker w among block b's users.
-  int use_of(int w, int b) const {
-    return uses_[static_cast<std::size_t>(b) * static_cast<std::size_t>(workers) + static_cast<std::size_t>(w)];
+  /// The position among the users of block order[w][step] of worker w at that step.
+  int use_at(int w, int step) const {
+    return uses_[static_cast<std::size_t>(w) * order[static_cast<std::size_t>(w)].size() + static_cast<std::size_t>(step)];
   }
+  /// The round a step belongs to.
+  int round_of(int step) const { return step / blocks; }
 
   /// Unordered rotation: worker w starts at block k*w (k = blocks / workers) and
   /// walks forward cyclically, so every worker has k blocks of slack before it needs
-  /// the next one from its neighbour (transfers overlap computation).
-  static BlockSchedule rotation(int workers, int blocks_per_worker);
+  /// the next one from its neighbour (transfers overlap computation). With r rounds
+  /// the walk goes round r times.
+  static BlockSchedule rotation(int workers, int blocks_per_worker, int rounds = 1);
   /// Ordered wavefront: every worker runs blocks 0..B-1 in order; block b goes from
   /// worker 0 to worker W-1. Worker w waits only on worker w-1.
   static BlockSchedule wavefront(int workers, int blocks);
