@@ -292,7 +292,8 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
       }
       if (options.rounds < 0)
         throw OptionError(fmt::format("LoopOptions::rounds must be 0 (automatic) or positive, not {}", options.rounds));
-      const int q = options.rounds > 0 ? options.rounds : auto_rounds(std::accumulate(hist.begin(), hist.end(), std::int64_t{0}), W, W * k);
+      const auto iterations = std::accumulate(hist.begin(), hist.end(), std::int64_t{0});
+      const int q = options.rounds > 0 ? options.rounds : auto_rounds(iterations, W, W * k);
       plan.round_bounds = round_slices(plan.space_bounds, hist, q);
       plan.schedule = BlockSchedule::rotation(W, k, q);
       break;

@@ -82,9 +82,9 @@ bool Postman::deliver(int from, Bytes& message) {
 // a loop thread's core from it. A computation thread that starts to wait for a
 // message calls hurry(), which puts it back to the fast end.
 std::chrono::microseconds Postman::pause(int idle) {
-  constexpr int kSteps = 4;  // 50 << 4 = 800 us
+  constexpr int kSteps = 4;  // 50 us << 4 = 800 us
   const int step = std::min(kSteps, (idle - kSpins) / 16);
-  return std::chrono::microseconds(50 << std::max(step, 0));
+  return kFastPause * (1 << std::max(step, 0));
 }
 
 void Postman::hurry() {
@@ -108,7 +108,7 @@ void Postman::run() {
           else
             // Sends still in flight progress only when MPI is called: poll for them
             // at the fast end.
-            out_cv_.wait_for(lock, comm_.mail_in_flight() > 0 ? pause(0) : pause(idle));
+            out_cv_.wait_for(lock, comm_.mail_in_flight() > 0 ? kFastPause : pause(idle));
           if (stop_) return;
         }
         sending.swap(outbox_);

@@ -44,8 +44,8 @@ struct LoopOptions {
   /// fewer when a step would hold under 1024 iterations. With one round a block
   /// visits each worker once, so SGD sees each time-dimension row's updates in W
   /// bursts per pass and converges per pass slower than on a shuffled serial order
-  /// (mf, 10M ratings, 2 workers: 10 % above the serial loss, against under 1 % with
-  /// 8 rounds).
+  /// (mf, 10M ratings, 2 workers: 10-23 % above the serial loss, against under 1 %
+  /// with 8 rounds; docs/apps.md).
   int rounds = 0;
   /// For tests of checked mode only: run a forced strategy even if it is illegal.
   bool skip_legality_check = false;

@@ -3,12 +3,12 @@
 // The iteration space is cut into W space parts (one per worker: ranks x threads)
 // and B time blocks. Worker w runs the blocks of its space part in order[w]; time
 // block b is used by the workers in users[b], one after another, because they all
-// touch the same rows of the arrays that follow the time dimension. A schedule may
-// go round its blocks several times per pass (rounds): in round q each worker runs
-// only the q-th slice of its space part, so a block visits every worker q times. A worker starts
+// touch the same rows of the arrays that follow the time dimension. A worker starts
 // block b once b's previous user has released it: by an atomic counter when that
 // user is a thread of the same rank, by receiving the block's rows over MPI when it
-// is on another rank. No global barrier is needed inside the loop.
+// is on another rank. No global barrier is needed inside the loop. A rotation may go
+// round its blocks several times per pass (rounds): in round q each worker runs only
+// the q-th slice of its space part, and every block visits every worker once per round.
 #pragma once
 
 #include <cstdint>

@@ -65,7 +65,7 @@ class DeltaSet {
       values_[at] += delta;
       return;
     }
-    add_first(k, delta);
+    add_cold(k, delta);
   }
 
   /// f(k, delta) for every element held, in no particular order.
@@ -178,8 +178,9 @@ class DeltaSet {
   }
 
  private:
-  // The first add of a dense set allocates its slots; sparse sets add to the map.
-  void add_first(std::int64_t k, const T& delta) {
+  // Every add the hot path does not take: the first add of a dense set (which
+  // allocates its slots), and every add of a sparse set (a hashed map).
+  void add_cold(std::int64_t k, const T& delta) {
     if (!dense_) {
       sparse_[k] += delta;
       return;

@@ -61,6 +61,7 @@ class Postman {
 
  private:
   static constexpr int kSpins = 64;  // quick polls (yields) before the first pause
+  static constexpr std::chrono::microseconds kFastPause{50};  // the shortest pause, and the first
   static std::chrono::microseconds pause(int idle);
   void run();
   bool deliver(int from, Bytes& message);  // false: no handler yet (kept)
