@@ -183,7 +183,7 @@ int auto_blocks_per_worker(const Plan& plan) {
 int auto_rounds(std::int64_t iterations, int workers, int blocks) {
   constexpr std::int64_t kMinStep = 1024;
   const std::int64_t per_round = static_cast<std::int64_t>(workers) * blocks * kMinStep;
-  return static_cast<int>(std::clamp<std::int64_t>(iterations / std::max<std::int64_t>(per_round, 1), 1, 8));
+  return static_cast<int>(std::clamp<std::int64_t>(iterations / per_round, 1, 8));
 }
 
 // Each worker's space part cut into `rounds` slices of about equal iterations.

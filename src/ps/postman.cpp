@@ -82,8 +82,7 @@ bool Postman::deliver(int from, Bytes& message) {
 // a loop thread's core from it. A computation thread that starts to wait for a
 // message calls hurry(), which puts it back to the fast end.
 std::chrono::microseconds Postman::pause(int idle) {
-  constexpr int kSteps = 4;  // 50 us << 4 = 800 us
-  const int step = std::min(kSteps, (idle - kSpins) / 16);
+  const int step = std::min(kSteps, (idle - kSpins) / kTurnsPerStep);
   return kFastPause * (1 << std::max(step, 0));
 }
 
@@ -137,7 +136,7 @@ void Postman::run() {
         for (auto& [topic, chore] : chores_) chore();
       }
       if (busy) idle = 0;
-      else if (idle < kSpins + 16 * 64) ++idle;  // far past the longest pause: no overflow in long idle runs
+      else if (idle < kIdleMost) ++idle;  // capped: no overflow in long idle runs
       if (idle > 0 && idle <= kSpins) std::this_thread::yield();
     }
   } catch (...) {

@@ -12,11 +12,6 @@
 
 namespace strata::detail {
 
-/// Reads one loop thread served, from the cache and through the dynamic path.
-struct alignas(64) CacheReads {
-  std::int64_t cache = 0, dynamic = 0;
-};
-
 /// Cached reads are counted per thread in these slots, one per published view (its
 /// `counter`), and handed to the tables when the thread's share of a run step ends
 /// (RelaxedRun::count_cache_reads): an increment at a fixed thread-local address is

@@ -62,6 +62,9 @@ class Postman {
  private:
   static constexpr int kSpins = 64;  // quick polls (yields) before the first pause
   static constexpr std::chrono::microseconds kFastPause{50};  // the shortest pause, and the first
+  static constexpr int kTurnsPerStep = 16;  // idle turns before the pause doubles
+  static constexpr int kSteps = 4;          // doublings: 50 us << 4 = 800 us at most
+  static constexpr int kIdleMost = kSpins + kTurnsPerStep * kSteps;  // idle turns past it change nothing
   static std::chrono::microseconds pause(int idle);
   void run();
   bool deliver(int from, Bytes& message);  // false: no handler yet (kept)

@@ -299,7 +299,11 @@ class RelaxedTable final : public detail::RelaxedBase {
     std::int64_t clock = -1;
     std::vector<std::pair<std::int64_t, Bytes>> updates;
   };
-  using Counters = detail::CacheReads;
+  // Reads one loop thread served, from the cache and through the dynamic path (a
+  // cache line each: every thread counts its own).
+  struct alignas(64) Counters {
+    std::int64_t cache = 0, dynamic = 0;
+  };
   struct Waiter {
     bool ready = false;
     std::vector<T> values;
