@@ -26,11 +26,16 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
-#include <cstdint>
 #include <source_location>
+#include <span>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -116,6 +121,63 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     const std::size_t per_rank = pending_.size() / static_cast<std::size_t>(ranks);
     for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
       take_pending([&](std::int64_t k, const T& d) { apply_delta(k, d, round); }, r * per_rank, per_rank);
+  }
+  void replay_apply_logged(std::span<const std::span<const std::byte>> applies, std::int64_t first_round,
+                           const std::string& call) override {
+    if constexpr (!std::is_arithmetic_v<T>) {
+      STRATA_CHECK(false, "managed communication needs arithmetic elements");
+    } else {
+      // Per element: the sums recomputed by the replayed workers and logged at the
+      // owners, and the sum of magnitudes of both, which bounds their rounding.
+      struct Sums {
+        double recomputed = 0, logged = 0, magnitude = 0;
+        bool in_log = false, in_sets = false;
+      };
+      std::unordered_map<std::int64_t, Sums> sums;
+      for (auto& p : pending_) {
+        p.set.for_each([&](std::int64_t k, const T& d) {
+          Sums& s = sums[k];
+          s.recomputed += static_cast<double>(d);
+          s.magnitude += std::abs(static_cast<double>(d));
+          s.in_sets = true;
+        });
+        p.set.clear();
+      }
+      constexpr std::size_t entry = 2 * sizeof(std::int64_t) + sizeof(T);
+      auto each_logged = [&](auto&& f) {
+        for (const auto& from : applies)
+          for (std::size_t at = 0; at + entry <= from.size(); at += entry) {
+            std::int64_t key, clock;
+            T delta;
+            std::memcpy(&key, from.data() + at, sizeof key);
+            std::memcpy(&clock, from.data() + at + sizeof key, sizeof clock);
+            std::memcpy(&delta, from.data() + at + 2 * sizeof key, sizeof delta);
+            f(key, clock, delta);
+          }
+      };
+      const std::int64_t elements = volume(target_->shape());
+      each_logged([&](std::int64_t key, std::int64_t, const T& d) {
+        if (key < 0 || key >= elements)
+          throw ReplayError(fmt::format("replay of {}: the timing log of {} applies a delta to element {}, outside "
+                                        "shape {}",
+                                        call, detail::array_label(*target_), key, to_string(target_->shape())));
+        Sums& s = sums[key];
+        s.logged += static_cast<double>(d);
+        s.magnitude += std::abs(static_cast<double>(d));
+        s.in_log = true;
+      });
+      // Sums of the same deltas in another grouping differ by a few units of T's
+      // precision times their magnitude; a changed program differs by far more.
+      const double tolerance = std::is_integral_v<T> ? 0.0 : 1e-3;
+      for (const auto& [k, s] : sums)
+        if (s.in_log != s.in_sets || std::abs(s.recomputed - s.logged) > tolerance * s.magnitude)
+          throw ReplayError(fmt::format("replay of {}: the replayed workers' deltas to element {} of {} sum to {}, "
+                                        "the deltas its owner applied in the recorded run to {}{}",
+                                        call, to_string(delinearize(k, target_->shape())),
+                                        detail::array_label(*target_), s.recomputed, s.logged,
+                                        s.in_log ? "" : " (it applied none)"));
+      each_logged([&](std::int64_t key, std::int64_t clock, const T& d) { apply_delta(key, d, first_round + clock); });
+    }
   }
   void replay_end() override { pending_.resize(static_cast<std::size_t>(target_->runtime().threads())); }
 

@@ -12,6 +12,13 @@
 
 namespace strata::loop::detail {
 
+namespace {
+std::string label_of(std::uint64_t array_id) {
+  auto* a = strata::detail::ArrayBase::find_array(array_id);
+  return a ? strata::detail::array_label(*a) : fmt::format("#{}", array_id);
+}
+}  // namespace
+
 void* RelaxedReads::on_access(strata::detail::ArrayBase& array, const std::source_location& where,
                               strata::detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last,
                               void* real, std::size_t bytes) {
@@ -56,9 +63,19 @@ void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
   clocks_ = rt.comm().allreduce(clocks_, ReduceOp::max);
   clock_ = 0;
   // A replay on the recorded layout: SSP caches take the versions the record holds.
+  // A record logs the runs whose values depend on timing; a replay on the recorded
+  // layout cannot make them so again (a one-process replay reads the log instead).
   auto& calls = rt.loop_calls();
   const bool replaying = calls.record().mode() == recovery::ExecutionRecord::Mode::replay;
   for (auto* t : tables_) {
+    if (replaying && recovery::values_depend_on_timing(t->consistency()))
+      throw ReplayError(fmt::format(
+          "replay of loop call {} at {}: its relaxed array {} ran with {}, whose values depend on timing; a replay "
+          "on the recorded ranks and threads cannot reproduce them. Replay it in one process with one thread "
+          "(--strata-threads=1, no mpirun): that replay reads what the record logged",
+          calls.calls(), plan.loop_site, label_of(t->array_id()),
+          t->consistency().is_managed() ? "managed communication" : "Hybrid consistency"));
+    t->log_timing(calls.recording() && recovery::values_depend_on_timing(t->consistency()));
     std::vector<std::int64_t> versions;
     if (replaying && recovery::records_cache_versions(t->consistency())) {
       const auto recorded = calls.record().cache_versions(calls.expected(), t->array_id());

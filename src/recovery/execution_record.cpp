@@ -26,6 +26,7 @@ constexpr const char* kRecord = "record.txt";
 
 std::string order_file(std::int64_t id) { return fmt::format("order-{}.bin", id); }
 std::string versions_file(std::int64_t call) { return fmt::format("versions-{}.bin", call); }
+std::string timing_file(std::int64_t call, int rank) { return fmt::format("timing-{}-{}.bin", call, rank); }
 
 std::string ids_text(const std::vector<std::uint64_t>& ids) {
   if (ids.empty()) return "-";
@@ -209,6 +210,82 @@ RecordedSchedule ExecutionRecord::schedule(const RecordedCall& c, int dims) cons
 }
 
 bool records_cache_versions(const Consistency& c) { return c.staleness > 0 && !c.is_managed(); }
+bool values_depend_on_timing(const Consistency& c) { return c.is_managed() || c.hybrid; }
+
+// timing-<n>-<r>.bin: rank r's logs of the call's relaxed arrays whose values depend
+// on timing, one after another (ps/timing_log.hpp). Each rank writes its own.
+void ExecutionRecord::write_timing(std::int64_t call, const std::vector<std::uint64_t>& relaxed) {
+  Bytes file;
+  bool any = false;
+  for (const auto id : relaxed) {
+    detail::RelaxedBase* t = detail::BufferBase::relaxed_table(id);
+    if (!t || !values_depend_on_timing(t->consistency())) continue;
+    any = true;
+    const Bytes part = t->take_timing_log();
+    file.insert(file.end(), part.begin(), part.end());
+  }
+  if (!any) return;  // the same on every rank: their arrays are the same
+  detail::all_or_none(rt_.comm(), [&] {
+    detail::write_file_synced(fs::path(dir_) / timing_file(call, rt_.rank()), file);
+  });
+}
+
+RecordedTiming ExecutionRecord::timing(const RecordedCall& c, std::uint64_t array_id, std::vector<Bytes>& files) const {
+  if (files.empty())
+    for (int r = 0; r < ranks_; ++r) {
+      const fs::path f = fs::path(dir_) / timing_file(c.call, r);
+      if (!fs::exists(f))
+        throw ReplayError(fmt::format("{}: missing; loop call {} at {} read relaxed arrays whose values depend on "
+                                      "timing, which a record logs there",
+                                      f.string(), c.call, c.site));
+      files.push_back(detail::read_file(f, fs::file_size(f)));
+    }
+  RecordedTiming out;
+  const std::size_t word = sizeof(std::int64_t);
+  for (int r = 0; r < ranks_; ++r) {
+    const std::string name = (fs::path(dir_) / timing_file(c.call, r)).string();
+    auto corrupt = [&] { return ReplayError(fmt::format("{}: truncated or corrupt", name)); };
+    const Bytes& b = files[static_cast<std::size_t>(r)];
+    detail::Reader in(b);
+    auto count = [&] {
+      if (in.remaining() < word) throw corrupt();
+      const auto n = in.get<std::int64_t>();
+      if (n < 0) throw corrupt();
+      return n;
+    };
+    auto part = [&](std::int64_t n, std::size_t entry) {
+      if (entry == 0 || static_cast<std::size_t>(n) > in.remaining() / entry) throw corrupt();
+      RecordedTiming::Part p{n, in.take(static_cast<std::size_t>(n) * entry)};
+      const std::size_t at = b.size() - in.remaining(), pad = (8 - at % 8) % 8;  // to the next multiple of 8
+      if (in.remaining() < pad) throw corrupt();
+      in.take(pad);
+      return p;
+    };
+    bool found = false;
+    while (in.remaining() > 0) {
+      const auto id = static_cast<std::uint64_t>(count());
+      const auto unit_bytes = static_cast<std::size_t>(count()), element_bytes = static_cast<std::size_t>(count());
+      const std::int64_t threads = count();
+      if (threads != threads_ || element_bytes == 0 || unit_bytes % element_bytes != 0) throw corrupt();
+      const bool mine = id == array_id;
+      if (mine) {
+        found = true;
+        out.unit_bytes = unit_bytes;
+        out.element_bytes = element_bytes;
+      }
+      for (std::int64_t t = 0; t < threads; ++t) {
+        auto p = part(count(), word + unit_bytes);
+        if (mine) out.reads.push_back(p);
+      }
+      auto p = part(count(), 2 * word + element_bytes);
+      if (mine) out.applies.push_back(p);
+    }
+    if (!found)
+      throw ReplayError(fmt::format("{}: holds no log of relaxed array #{} of loop call {} at {}", name, array_id,
+                                    c.call, c.site));
+  }
+  return out;
+}
 
 // versions-<n>.bin, per array: its id, its clocks, then per rank that many versions
 // (all int64). Written only for calls that have such arrays.
@@ -259,7 +336,10 @@ RecordedVersions ExecutionRecord::cache_versions(const RecordedCall& c, std::uin
 
 void ExecutionRecord::after_call(std::int64_t call, const std::string& site, const CallOutcome& outcome) {
   if (mode_ == Mode::off) return;
-  if (mode_ == Mode::record) write_versions(call, outcome.relaxed);
+  if (mode_ == Mode::record) {
+    write_versions(call, outcome.relaxed);
+    write_timing(call, outcome.relaxed);
+  }
   std::vector<std::pair<std::uint64_t, std::uint64_t>> prints;
   const std::vector<std::uint64_t>* ids = &outcome.changed;
   std::vector<std::uint64_t> recorded;

@@ -56,6 +56,16 @@ bool LoopCalls::begin(const std::source_location& where) {
   return true;
 }
 
+bool LoopCalls::replaying_serially() const {
+  const auto mode = record_->mode();
+  if (mode == ExecutionRecord::Mode::serial_replay) return true;
+  if (mode != ExecutionRecord::Mode::replay || !expected_ || rt_.size() != 1 || rt_.threads() != 1) return false;
+  for (const auto id : expected_->relaxed)
+    if (const auto* t = detail::BufferBase::relaxed_table(id); t && values_depend_on_timing(t->consistency()))
+      return true;
+  return false;
+}
+
 void LoopCalls::end(const CallOutcome& outcome) {
   detail::note_loop_call("");
   record_->after_call(call_, site_, outcome);

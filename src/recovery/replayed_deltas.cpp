@@ -7,6 +7,7 @@
 
 #include "strata/error.hpp"
 #include "strata/loop/access.hpp"
+#include "strata/loop/worker.hpp"
 #include "strata/ps/buffer_base.hpp"
 #include "strata/relaxed.hpp"
 
@@ -30,8 +31,72 @@ detail::BufferBase& buffer_of(const RecordedCall& call, std::uint64_t id) {
 Bytes copy_of(std::span<const std::byte> values) { return Bytes(values.begin(), values.end()); }
 }  // namespace
 
+// Serves every read of a logged array from the timing log: the next entry of the
+// recorded worker the replay is playing (t_delta_set). Other accesses pass.
+class ReplayedDeltas::LoggedReads final : public detail::AccessObserver {
+ public:
+  explicit LoggedReads(std::string call) : call_(std::move(call)) {}
+  void add(detail::ArrayBase& array, const detail::RelaxedBase& table, RecordedTiming timing) {
+    Logged l{&array, &table, std::move(timing), {}};
+    l.next.assign(l.timing.reads.size(), 0);
+    arrays_.push_back(std::move(l));
+  }
+
+  void* on_access(detail::ArrayBase& array, const std::source_location&, detail::AccessMode mode,
+                  std::span<const std::int64_t> index, bool whole_last, void*, std::size_t bytes) override {
+    if (mode != detail::AccessMode::read) return nullptr;
+    for (auto& l : arrays_) {
+      if (l.array != &array) continue;
+      const auto worker = static_cast<std::size_t>(detail::t_delta_set);
+      const RecordedTiming::Part& reads = l.timing.reads.at(worker);
+      std::int64_t& next = l.next[worker];
+      const std::int64_t unit = l.table->unit_of(index);
+      if (next >= reads.count)
+        throw ReplayError(fmt::format("replay of {}: recorded worker {} reads {} (unit {}) more often than the "
+                                      "record's {} read(s)",
+                                      call_, worker, detail::array_label(array), unit, reads.count));
+      const std::size_t entry = sizeof(std::int64_t) + l.timing.unit_bytes;
+      const std::byte* at = reads.entries.data() + static_cast<std::size_t>(next) * entry;
+      std::int64_t logged;
+      std::memcpy(&logged, at, sizeof logged);
+      if (logged != unit)
+        throw ReplayError(fmt::format("replay of {}: read {} of {} by recorded worker {} is of unit {}; the record "
+                                      "says unit {}",
+                                      call_, next + 1, detail::array_label(array), worker, unit, logged));
+      ++next;
+      const std::size_t within =
+          index.size() > 1 && !whole_last ? static_cast<std::size_t>(index.back()) * l.timing.element_bytes : 0;
+      STRATA_CHECK(within + bytes <= l.timing.unit_bytes, "a logged read beyond its unit");
+      return const_cast<std::byte*>(at + sizeof logged + within);
+    }
+    return nullptr;
+  }
+
+  // Every worker has read as often as it did in the recorded run.
+  void check_all_read() const {
+    for (const auto& l : arrays_)
+      for (std::size_t w = 0; w < l.next.size(); ++w)
+        if (l.next[w] != l.timing.reads[w].count)
+          throw ReplayError(fmt::format("replay of {}: recorded worker {} read {} {} time(s); the record says {}",
+                                        call_, w, detail::array_label(*l.array), l.next[w], l.timing.reads[w].count));
+  }
+
+ private:
+  struct Logged {
+    detail::ArrayBase* array;
+    const detail::RelaxedBase* table;
+    RecordedTiming timing;
+    std::vector<std::int64_t> next;  // per worker: its next read
+  };
+  std::string call_;
+  std::vector<Logged> arrays_;
+};
+
 ReplayedDeltas::ReplayedDeltas(const ExecutionRecord& record, const RecordedCall& call, std::int64_t clocks)
-    : clocks_(clocks), ranks_(record.recorded_ranks()), threads_(record.recorded_threads()) {
+    : call_(fmt::format("loop call {} at {}", call.call, call.site)),
+      clocks_(clocks),
+      ranks_(record.recorded_ranks()),
+      threads_(record.recorded_threads()) {
   for (const auto id : call.relaxed) {
     auto& b = buffer_of(call, id);
     if (!b.relaxed())
@@ -39,17 +104,23 @@ ReplayedDeltas::ReplayedDeltas(const ExecutionRecord& record, const RecordedCall
                                     "in this one",
                                     call.call, call.site, label_of(id)));
     const Consistency& c = b.relaxed()->consistency();
-    // What a reader saw under these depended on when messages arrived, and the
-    // record does not hold it.
-    const char* why = c.is_managed() ? "managed communication" : c.hybrid ? "Hybrid consistency" : nullptr;
-    if (why)
-      throw ReplayError(fmt::format("replay of loop call {} at {}: its relaxed array {} ran with {}, whose values "
-                                    "depend on timing; replay it on the recorded ranks and threads, or record it "
-                                    "without {}",
-                                    call.call, call.site, label_of(id), why, why));
     Relaxed r;
     r.buffer = &b;
     r.array = detail::ArrayBase::find_array(id);
+    // What a reader saw under these depended on when messages arrived: the record
+    // logged it.
+    if (values_depend_on_timing(c)) {
+      RecordedTiming t = record.timing(call, id, timing_files_);
+      if (t.reads.size() != static_cast<std::size_t>(ranks_ * threads_) ||
+          t.applies.size() != static_cast<std::size_t>(ranks_) || t.element_bytes != r.array->element_size())
+        throw ReplayError(fmt::format("replay of {}: the timing log of {} does not fit the array or the recorded "
+                                      "layout",
+                                      call_, label_of(id)));
+      if (!logged_) logged_ = std::make_unique<LoggedReads>(call_);
+      logged_->add(*r.array, *b.relaxed(), t);
+      r.managed = c.is_managed();
+      if (r.managed) r.timing = std::move(t);
+    }
     r.written = std::find(call.buffers.begin(), call.buffers.end(), id) != call.buffers.end();
     r.staleness = c.staleness;
     if (records_cache_versions(c)) r.versions = record.cache_versions(call, id);
@@ -94,7 +165,7 @@ void ReplayedDeltas::show(Relaxed& r, std::int64_t version) {
 void ReplayedDeltas::advance_to(std::int64_t clock, std::int64_t worker) {
   const int rank = static_cast<int>(worker / threads_);
   for (auto& r : relaxed_) {
-    if (!r.written) continue;  // nothing changes it in this call
+    if (!r.written || r.managed) continue;  // nothing changes it in this call, or not before finish()
     const std::int64_t version =
         r.versions.values.empty() ? clock - 1 : r.versions.of_rank(rank)[static_cast<std::size_t>(clock)];
     // Every clock before this one, and none after: the delta sets already hold
@@ -106,12 +177,20 @@ void ReplayedDeltas::advance_to(std::int64_t clock, std::int64_t worker) {
   }
 }
 
+detail::AccessObserver* ReplayedDeltas::observer() const { return logged_.get(); }
+
 void ReplayedDeltas::finish() {
-  for (auto& r : relaxed_)
-    if (r.written) {
+  if (logged_) logged_->check_all_read();
+  for (auto& r : relaxed_) {
+    if (r.managed) {
+      std::vector<std::span<const std::byte>> applies;
+      for (const auto& part : r.timing.applies) applies.push_back(part.entries);
+      r.buffer->replay_apply_logged(applies, r.first_round, call_);
+    } else if (r.written) {
       apply_through(r, clocks_ - 1);
       show(r, r.applied - 1);
     }
+  }
   for (auto* b : buffers_) b->replay_apply(ranks_, b->replay_reserve(1));
 }
 

@@ -7,8 +7,11 @@
 #   sync_for loops) and in one process on one thread, its losses and arrays byte for
 #   byte;
 #   so does a stale-synchronous record, whose cache versions (which depend on
-#   timing) the record keeps; a record with managed communication is refused in one
-#   process, saying why;
+#   timing) the record keeps;
+#   records with managed communication and with Hybrid consistency (2 threads a rank)
+#   replay in one process from their timing logs, byte for byte, and are refused on
+#   the recorded layout, saying why; a torn timing log is refused; a one-process,
+#   one-thread Hybrid record replays from its log;
 #   a replay of a record that does not match stops naming the call and the array.
 #   resume_probe_test.sh PROBE SCRATCH NP
 set -uo pipefail
@@ -65,12 +68,34 @@ cmp -s rec-ssp.bin replay-ssp.bin || fail "the SSP replay on $np rank(s) differs
   fail "single-process replay of the $np-rank SSP record: $(cat serial-ssp.txt)"
 cmp -s rec-ssp.bin serial-ssp.bin ||
   fail "the single-process replay's losses or arrays differ from the $np-rank SSP run's"
-run rec-managed.bin --managed --strata-record rec-managed >rec-managed.txt 2>&1 ||
-  fail "recorded managed run: $(cat rec-managed.txt)"
-"$probe" serial-managed.bin --managed --strata-replay rec-managed --strata-threads 1 >serial-managed.txt 2>&1 &&
-  fail "a single-process replay of managed communication should be refused"
-grep -q "managed communication, whose values depend on timing" serial-managed.txt ||
-  fail "refusal does not say why: $(cat serial-managed.txt)"
+# Managed communication and Hybrid: what reads saw (and managed owners applied)
+# depends on timing; the record logs it and the one-process replay reads the log.
+for kind in managed hybrid; do
+  run rec-$kind.bin --$kind --strata-threads 2 --strata-record rec-$kind >rec-$kind.txt 2>&1 ||
+    fail "recorded $kind run: $(cat rec-$kind.txt)"
+  ls rec-$kind/timing-*-0.bin >/dev/null 2>&1 || fail "the $kind record keeps no timing log"
+  "$probe" serial-$kind.bin --$kind --strata-replay rec-$kind --strata-threads 1 >serial-$kind.txt 2>&1 ||
+    fail "single-process replay of the $np-rank $kind record: $(cat serial-$kind.txt)"
+  cmp -s rec-$kind.bin serial-$kind.bin ||
+    fail "the single-process replay's losses or arrays differ from the $np-rank $kind run's: $(grep losses rec-$kind.txt) vs $(grep losses serial-$kind.txt)"
+  run replay-$kind.bin --$kind --strata-threads 2 --strata-replay rec-$kind >replay-$kind.txt 2>&1 &&
+    fail "a replay of the $kind record on the recorded layout should be refused"
+  grep -q "whose values depend on timing; a replay on the recorded ranks and threads cannot" replay-$kind.txt ||
+    fail "$kind refusal does not say why: $(cat replay-$kind.txt)"
+done
+grep -q "deltas of z sent early: [1-9]" rec-managed.txt ||
+  fail "no delta was sent early, so the managed case proves little: $(grep early rec-managed.txt)"
+cp -r rec-managed torn && f=$(ls torn/timing-*-0.bin | head -1) && truncate -s -5 "$f"
+"$probe" torn.bin --managed --strata-replay torn --strata-threads 1 >torn.txt 2>&1 &&
+  fail "a replay of a torn timing log exited 0"
+grep -q "timing-.*truncated or corrupt" torn.txt || fail "torn timing log message: $(cat torn.txt)"
+if [ "$np" -eq 1 ]; then
+  "$probe" rec-h1.bin --hybrid --strata-threads 1 --strata-record rec-h1 >rec-h1.txt 2>&1 ||
+    fail "recorded 1x1 hybrid run: $(cat rec-h1.txt)"
+  "$probe" replay-h1.bin --hybrid --strata-threads 1 --strata-replay rec-h1 >replay-h1.txt 2>&1 ||
+    fail "replay of the 1x1 hybrid record: $(cat replay-h1.txt)"
+  cmp -s rec-h1.bin replay-h1.bin || fail "the replay of the 1x1 hybrid record differs"
+fi
 
 # A record that does not match (a fingerprint edited) stops the replay at that call.
 cp -r rec bad && sed -i '0,/changed [0-9]*:/s/\(changed [0-9]*:\)[0-9a-f]*/\10123456789abcdef/' bad/record.txt

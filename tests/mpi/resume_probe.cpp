@@ -7,12 +7,13 @@
 // mini-batch loop, and a read-only loop feeding an Accumulator. It writes the losses
 // and every array's final bytes to OUT (rank 0), so two runs can be compared byte for
 // byte.
-//   resume_probe OUT [--stop-after CALLS | --ssp | --managed] [--strata-... runtime options]
+//   resume_probe OUT [--stop-after CALLS | --ssp | --managed | --hybrid] [--strata-... runtime options]
 // --stop-after ends the process abruptly (exit 3) right after that many loop calls,
 // as a crash would, without any cleanup. --ssp makes the relaxed array
 // stale-synchronous (staleness 1), whose reads depend on timing: odd ranks sleep in
 // its loop, so even ranks run ahead and read older clocks (rank 0 prints how often).
-// --managed gives it managed communication instead.
+// --managed gives it managed communication instead, --hybrid Hybrid consistency (the
+// rank's threads fold their deltas into its cache as they write them).
 #include <unistd.h>
 
 #include <cstdio>
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   const long stop_after = argc > 3 && std::strcmp(argv[2], "--stop-after") == 0 ? std::atol(argv[3]) : 0;
   const bool ssp = argc > 2 && std::strcmp(argv[2], "--ssp") == 0;
   const bool managed = argc > 2 && std::strcmp(argv[2], "--managed") == 0;
+  const bool hybrid = argc > 2 && std::strcmp(argv[2], "--hybrid") == 0;
   auto maybe_crash = [&] {
     if (stop_after > 0 && rt.loop_calls().calls() >= stop_after) {
       std::fflush(nullptr);
@@ -77,7 +79,10 @@ int main(int argc, char** argv) {
   auto z = DistArray<double, 1>::zeros(rt, {cols});
   z.set_name("z");
   Buffer<double, 1> z_buf(z, apply::sum(),
-                          ssp ? strata::ssp(1).every(7) : managed ? bsp().every(7).managed(2e5) : bsp().every(7));
+                          ssp       ? strata::ssp(1).every(7)
+                          : managed ? bsp().every(7).managed(2e5)
+                          : hybrid  ? strata::hybrid().every(7)
+                                    : bsp().every(7));
   Accumulator<double> loss(rt);
   auto rows_space = DistArray<float, 1>::fill(rt, {rows}, 1.0f);
 
@@ -111,6 +116,9 @@ int main(int argc, char** argv) {
     // Reads of z see the clocks before.
     parallel_for(R, [&](const Index<2>& ui, float r) {
       if (ssp && rt.rank() % 2 == 1 && !detail::t_recording) usleep(150);
+      // The pump sends early every 10 ms: a clock this long lets it send the other
+      // thread's deltas before the clock ends.
+      if (managed && pass == 0 && ui[0] == 0 && !detail::t_recording) usleep(12000);
       const std::int64_t k = (ui[0] * 7 + ui[1]) % cols;
       z_buf.add({k}, 0.1 * (static_cast<double>(r) - z.read({k})) / 3.0);
     });
@@ -149,6 +157,7 @@ int main(int argc, char** argv) {
     const auto lags = z_buf.stats().staleness_histogram;
     std::printf("clocks of z begun 0 and 1 clock(s) behind: %lld %lld\n",
                 static_cast<long long>(lags.empty() ? 0 : lags[0]), static_cast<long long>(lags.size() < 2 ? 0 : lags[1]));
+    std::printf("deltas of z sent early: %lld\n", static_cast<long long>(z_buf.stats().managed_deltas));
   }
   return 0;
 }

@@ -53,6 +53,13 @@ class Reader {
     if (!out.empty()) std::memcpy(out.data(), in_.data() + pos_, out.size_bytes());
     pos_ += out.size_bytes();
   }
+  /// The next `n` bytes, in place.
+  std::span<const std::byte> take(std::size_t n) {
+    STRATA_CHECK(pos_ + n <= in_.size(), "message shorter than expected");
+    const auto out = in_.subspan(pos_, n);
+    pos_ += n;
+    return out;
+  }
   /// A string written by append_string.
   std::string get_string() {
     std::string s(get<std::uint64_t>(), '\0');

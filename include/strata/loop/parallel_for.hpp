@@ -183,8 +183,10 @@ const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::Lo
     ~Reset() {
       strata::detail::t_delta_set = 0;
       strata::detail::t_clock = 0;
+      strata::detail::t_observer = nullptr;
     }
   } reset;
+  strata::detail::t_observer = deltas.observer();  // reads of logged arrays come from the record
   for (std::size_t k = 0; k < schedule.iterations(); ++k) {
     const auto row = schedule.row(k);
     const auto [i, value] = recorded_iteration(space, row, rec);

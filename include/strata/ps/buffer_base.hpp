@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
+#include <string>
 
 #include "strata/ps/relaxed_base.hpp"
 
@@ -44,6 +46,14 @@ class BufferBase {
   /// its threads' sums added in thread order, then ranks in rank order, as apply round
   /// `round`. Leaves every set empty.
   virtual void replay_apply(int ranks, std::int64_t round) = 0;
+  /// A relaxed array with managed communication, whose owners applied early deltas
+  /// as they arrived: checks that the sets' sums equal per element, to within
+  /// rounding, the deltas the owners applied (`applies`, per recorded rank, entries of
+  /// int64 key, int64 clock and the delta, as ps/timing_log.hpp logs them), empties
+  /// the sets, then applies the logged deltas in the logged order, each in apply
+  /// round first_round + its clock. `call` names the call in a ReplayError.
+  virtual void replay_apply_logged(std::span<const std::span<const std::byte>> applies, std::int64_t first_round,
+                                   const std::string& call) = 0;
   /// Back to one delta set per thread of this process.
   virtual void replay_end() = 0;
   /// The buffer over the array with this id on this rank, or nullptr.

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "strata/comm.hpp"
 #include "strata/loop/access.hpp"
 #include "strata/relaxed.hpp"
 
@@ -57,6 +58,13 @@ class RelaxedBase {
   virtual void share_cache(int counter) = 0;
   /// Loop thread `thread` read the cache directly `reads` times (its slot's count).
   virtual void count_cache_reads(int thread, std::int64_t reads) = 0;
+  /// An execution record of a run whose values depend on timing (managed
+  /// communication, Hybrid): set before begin_run, the next run logs every value its
+  /// loop threads read (its cache is then never shared) and, with managed
+  /// communication, every delta this rank's owner applies (ps/timing_log.hpp).
+  virtual void log_timing(bool on) = 0;
+  /// After end_run: the log of the run, in the timing file's layout; empties it.
+  virtual Bytes take_timing_log() = 0;
 };
 
 }  // namespace strata::detail

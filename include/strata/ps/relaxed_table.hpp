@@ -9,7 +9,8 @@
 //
 // With managed communication (ps/managed_outbox.hpp) loop threads also hand their
 // deltas to the outbox between clocks, its pump sends some early (kEarly), and
-// owners fold those in as they arrive.
+// owners fold those in as they arrive. An execution record of such a run (or a
+// Hybrid one) logs what the reads saw and what the owner applied (ps/timing_log.hpp).
 #pragma once
 
 #include <algorithm>
@@ -35,6 +36,7 @@
 #include "strata/ps/owner_history.hpp"
 #include "strata/ps/postman.hpp"
 #include "strata/ps/relaxed_base.hpp"
+#include "strata/ps/timing_log.hpp"
 
 namespace strata::ps {
 
@@ -129,6 +131,7 @@ class RelaxedTable final : public detail::RelaxedBase {
     const auto filled = rt.comm().alltoallv(blocks);
     for (int o = 0; o < rt.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
     for (auto& c : counters_) c = Counters{};
+    if (logging_) log_.begin(rt.threads(), outbox_ != nullptr);
     if (outbox_) outbox_->begin_run(std::chrono::steady_clock::now());
     folding_ = consistency_.hybrid;
     // A one-rank job without managed communication gets no messages but its own
@@ -258,7 +261,7 @@ class RelaxedTable final : public detail::RelaxedBase {
 
   void share_cache(int counter) override {
     view_.counter = counter;
-    target_.set_cache_view(counter >= 0 ? &view_ : nullptr);
+    target_.set_cache_view(counter >= 0 && !logging_ ? &view_ : nullptr);  // a logged read goes through read()
   }
   void count_cache_reads(int thread, std::int64_t reads) override {
     counters_[static_cast<std::size_t>(thread)].cache += reads;
@@ -272,13 +275,16 @@ class RelaxedTable final : public detail::RelaxedBase {
     const std::int64_t u = unit_of(index);
     const std::int64_t within = (N == 1 || whole_last) ? 0 : index[N - 1];
     Counters& c = counters_[static_cast<std::size_t>(thread)];
-    if (T* cached = view_.unit<T>(u)) {
-      ++c.cache;
-      return cached + within;
-    }
-    ++c.dynamic;
-    return fetch(u, thread) + within;
+    T* unit = view_.unit<T>(u);
+    if (unit) ++c.cache;
+    else ++c.dynamic;
+    if (!unit) unit = fetch(u, thread);
+    if (logging_) unit = logged(thread, u, unit);
+    return unit + within;
   }
+
+  void log_timing(bool on) override { logging_ = on; }
+  Bytes take_timing_log() override { return log_.take(target_.array_id(), row_bytes()); }
 
 
  private:
@@ -310,6 +316,24 @@ class RelaxedTable final : public detail::RelaxedBase {
   };
 
   std::string label() const { return detail::array_label(target_); }
+
+  // A read while logging: the unit's values go to the thread's log, and the body
+  // gets the logged copy. Under Hybrid the rank's threads fold deltas into the cache
+  // as this runs, so the copy reads each element atomically.
+  T* logged(int thread, std::int64_t u, T* unit) {
+    std::byte* at = log_.reads(thread).add(u, row_bytes());
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (folding_) {
+        for (std::int64_t k = 0; k < unit_len_; ++k) {
+          const T v = std::atomic_ref<T>(unit[k]).load(std::memory_order_relaxed);
+          std::memcpy(at + static_cast<std::size_t>(k) * sizeof(T), &v, sizeof v);
+        }
+        return reinterpret_cast<T*>(at);
+      }
+    }
+    std::memcpy(at, unit, row_bytes());
+    return reinterpret_cast<T*>(at);
+  }
 
   void send(int dest, int me, const Bytes& message) {
     postman_->send(dest, target_.array_id(), message);
@@ -625,6 +649,7 @@ class RelaxedTable final : public detail::RelaxedBase {
       changed.push_back(static_cast<std::int64_t>(u));
       if (keeps_history_) history_.note(off, target_.local_values().data() + off * unit_len_);
     }
+    if (logging_) log_.applied(d.key, clock, d.delta);
     owner_.apply_delta(d.key, d.delta, round_ + clock);
   }
 
@@ -769,6 +794,8 @@ class RelaxedTable final : public detail::RelaxedBase {
   RelaxedStats stats_;
   std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
   bool folding_ = false;                      // Hybrid, during a run
+  bool logging_ = false;                      // an execution record logs this run's timing
+  TimingLog<T> log_;                          // what the run's reads saw and its owner applied
   bool polled_ = false;                       // the Postman polls for this run's messages
   std::int64_t round_ = 0;  // the apply round of clock 0 of this run
   // SSP across ranks: the owner's last clocks, to answer reads as of a reader's clock.

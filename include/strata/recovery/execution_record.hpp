@@ -12,6 +12,11 @@
 //   DIR/versions-<n>.bin for loop call n over stale-synchronous relaxed arrays: per
 //                       array, rank and clock, the clock of the array the rank's cache
 //                       held (what its reads saw, cached or not), which depends on timing
+//   DIR/timing-<n>-<r>.bin for loop call n over relaxed arrays with managed
+//                       communication or Hybrid consistency, one per rank r: every value
+//                       each of the rank's loop threads read from them, in order, and
+//                       (managed) every delta the rank's owner applied, in order
+//                       (ps/timing_log.hpp)
 //
 // How deltas written through Buffers were applied follows from the schedule: each
 // worker sums its own deltas per element in its iteration order; at the end of every
@@ -31,11 +36,20 @@
 //   summed as its recorded worker summed them and applied clock by clock as the
 //   owners applied them, so a multi-rank run can be stepped through under a debugger
 //   and its arrays come out bit for bit. Reads of an SSP array see the recorded
-//   version of the recorded worker's rank. Calls whose relaxed arrays ran with
-//   managed communication or Hybrid depend on timing in ways the record does not
-//   hold, and are refused in this mode (they are checked, not reproduced, on the
-//   recorded layout). Buffer writes made outside loops count as rank 0's (a program
-//   in which every rank makes them differs, and the check says where).
+//   version of the recorded worker's rank. Buffer writes made outside loops count as
+//   rank 0's (a program in which every rank makes them differs, and the check says
+//   where).
+// Relaxed arrays with managed communication or Hybrid consistency read values that
+// depend on when messages arrived (and, Hybrid, on how the rank's threads
+// interleaved), and managed owners apply early deltas as they arrive. The record logs
+// those outcomes (timing-<n>-<r>.bin), and only the one-process replay uses them: each
+// read of such an array returns the logged value of the recorded worker's read (a
+// read of another unit than the log says stops the replay), the workers' deltas are
+// summed as usual, and a managed owner's logged deltas are applied in the logged
+// order after the recomputed sums were checked against them, per element, to within
+// rounding (the pieces the outbox sent early were summed in another order). A replay
+// on more than one rank or thread refuses such calls; one of a one-process,
+// one-thread record replays them from the log too.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +59,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "strata/comm.hpp"
 
 namespace strata {
 class Runtime;
@@ -89,6 +105,22 @@ struct RecordedSchedule {
 /// (staleness above 0) without managed communication.
 bool records_cache_versions(const Consistency& c);
 
+/// Whether a relaxed array's values depend on timing beyond what cache versions
+/// capture (managed communication, Hybrid): a record logs its reads and applies.
+bool values_depend_on_timing(const Consistency& c);
+
+/// One relaxed array's timing log in one loop call, over every recorded rank
+/// (timing-<n>-<r>.bin; the spans point into the files the caller keeps).
+struct RecordedTiming {
+  std::size_t unit_bytes = 0, element_bytes = 0;
+  struct Part {
+    std::int64_t count = 0;
+    std::span<const std::byte> entries;
+  };
+  std::vector<Part> reads;    ///< per recorded worker: entries of (int64 unit, unit_bytes)
+  std::vector<Part> applies;  ///< per recorded rank: entries of (int64 key, int64 clock, element_bytes)
+};
+
 /// One relaxed array's cache versions in one loop call (versions-<n>.bin).
 struct RecordedVersions {
   int ranks = 0;
@@ -128,6 +160,10 @@ class ExecutionRecord {
   /// Replay modes: the cache versions of relaxed array `array_id` in call `c`.
   /// Throws ReplayError when the record lacks them.
   RecordedVersions cache_versions(const RecordedCall& c, std::uint64_t array_id) const;
+  /// Replay modes: the timing log of relaxed array `array_id` in call `c`, parsed
+  /// from `files` (read from the record first when empty, one per recorded rank).
+  /// Throws ReplayError when the record lacks it or it is corrupt.
+  RecordedTiming timing(const RecordedCall& c, std::uint64_t array_id, std::vector<Bytes>& files) const;
   /// Replay modes: the layout the record was made on.
   int recorded_ranks() const { return ranks_; }
   int recorded_threads() const { return threads_; }
@@ -144,6 +180,7 @@ class ExecutionRecord {
   std::FILE* out_ = nullptr;  ///< record.txt (rank 0, record mode)
   int ranks_ = 0, threads_ = 0;                   ///< replay: the recorded layout
   void write_versions(std::int64_t call, const std::vector<std::uint64_t>& relaxed);
+  void write_timing(std::int64_t call, const std::vector<std::uint64_t>& relaxed);
 
   std::map<std::uint64_t, std::int64_t> orders_;  ///< key -> order id
   std::vector<RecordedCall> calls_;               ///< replay: the record

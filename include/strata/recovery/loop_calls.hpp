@@ -48,8 +48,10 @@ class LoopCalls {
   /// The run's record or replay (mode off when neither was asked for).
   ExecutionRecord& record() { return *record_; }
   bool recording() const { return record_->mode() == ExecutionRecord::Mode::record; }
-  /// A single-process replay: loop calls run their recorded serial order.
-  bool replaying_serially() const { return record_->mode() == ExecutionRecord::Mode::serial_replay; }
+  /// A single-process replay: loop calls run their recorded serial order. So does,
+  /// in a replay of a one-process, one-thread record, a call whose relaxed arrays'
+  /// values depended on timing: its reads come from the record's log.
+  bool replaying_serially() const;
   /// Replay modes, between begin and end: the record of the current call.
   const RecordedCall& expected() const { return *expected_; }
 

@@ -8,18 +8,28 @@
 // the previous clock (BSP), or as of the clock the record says its cache held (SSP).
 // For SSP arrays the values of the last few clocks are kept, and the array shows the
 // version each iteration's rank read while that iteration runs.
+//
+// Relaxed arrays whose values depended on timing (managed communication, Hybrid) are
+// read from the record's timing log instead: observer() hands each read the value
+// the recorded worker's read got. With managed communication the owners' logged
+// deltas are applied at the end, in the logged order, after the recomputed sums were
+// checked against them.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "strata/detail/pack.hpp"
 #include "strata/recovery/execution_record.hpp"
 
 namespace strata::detail {
+class AccessObserver;
 class ArrayBase;
 class BufferBase;
+class RelaxedBase;
 }  // namespace strata::detail
 
 namespace strata::recovery {
@@ -38,8 +48,12 @@ class ReplayedDeltas {
   /// the relaxed arrays' earlier clocks and shows each the version the worker read.
   void advance_to(std::int64_t clock, std::int64_t worker);
   /// Once, after the last iteration: the remaining clocks, then each Buffer's
-  /// end-of-call flush, in the recorded order.
+  /// end-of-call flush, in the recorded order. Throws ReplayError when a worker read
+  /// a logged array fewer times than the log holds.
   void finish();
+  /// The observer the body's accesses must go to while the call is replayed (it
+  /// serves the logged reads), or nullptr when the call has no logged array.
+  detail::AccessObserver* observer() const;
 
  private:
   struct Relaxed {
@@ -49,6 +63,8 @@ class ReplayedDeltas {
     bool written = false;
     int staleness = 0;
     RecordedVersions versions;  ///< SSP: per rank and clock, the version it read; else empty
+    bool managed = false;       ///< the owners' deltas come from the timing log
+    RecordedTiming timing;      ///< managed: the log (its spans point into timing_files_)
     std::int64_t applied = 0;   ///< clocks applied
     std::int64_t shown = -1;    ///< the version the array's values hold
     std::map<std::int64_t, Bytes> kept;  ///< SSP: recent versions' values, the newest included
@@ -56,8 +72,13 @@ class ReplayedDeltas {
   void apply_through(Relaxed& r, std::int64_t last);
   void show(Relaxed& r, std::int64_t version);
 
+  class LoggedReads;
+
+  std::string call_;  ///< "loop call N at SITE", for messages
   std::vector<detail::BufferBase*> buffers_;  ///< written through, in flush order
   std::vector<Relaxed> relaxed_;
+  std::vector<Bytes> timing_files_;           ///< the call's timing logs, one per recorded rank
+  std::unique_ptr<LoggedReads> logged_;
   std::int64_t clocks_ = 1;
   int ranks_ = 1, threads_ = 1;
 };
