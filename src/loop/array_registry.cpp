@@ -51,6 +51,11 @@ std::string array_label(const ArrayBase& array) {
   return array.name().empty() ? "array#" + std::to_string(array.array_id()) : array.name();
 }
 
+std::string array_label(std::uint64_t array_id) {
+  const ArrayBase* a = ArrayBase::find_array(array_id);
+  return a ? array_label(*a) : "#" + std::to_string(array_id);
+}
+
 ArrayBase* ArrayBase::find_array(std::uint64_t id) {
   std::lock_guard lock(g_mu);
   auto it = registry().find(id);

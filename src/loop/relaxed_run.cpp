@@ -12,13 +12,6 @@
 
 namespace strata::loop::detail {
 
-namespace {
-std::string label_of(std::uint64_t array_id) {
-  auto* a = strata::detail::ArrayBase::find_array(array_id);
-  return a ? strata::detail::array_label(*a) : fmt::format("#{}", array_id);
-}
-}  // namespace
-
 void* RelaxedReads::on_access(strata::detail::ArrayBase& array, const std::source_location& where,
                               strata::detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last,
                               void* real, std::size_t bytes) {
@@ -73,7 +66,7 @@ void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
           "replay of loop call {} at {}: its relaxed array {} ran with {}, whose values depend on timing; a replay "
           "on the recorded ranks and threads cannot reproduce them. Replay it in one process with one thread "
           "(--strata-threads=1, no mpirun): that replay reads what the record logged",
-          calls.calls(), plan.loop_site, label_of(t->array_id()),
+          calls.calls(), plan.loop_site, strata::detail::array_label(t->array_id()),
           t->consistency().is_managed() ? "managed communication" : "Hybrid consistency"));
     t->log_timing(calls.recording() && recovery::values_depend_on_timing(t->consistency()));
     std::vector<std::int64_t> versions;

@@ -14,17 +14,12 @@
 namespace strata::recovery {
 
 namespace {
-std::string label_of(std::uint64_t id) {
-  auto* a = detail::ArrayBase::find_array(id);
-  return a ? detail::array_label(*a) : fmt::format("#{}", id);
-}
-
 detail::BufferBase& buffer_of(const RecordedCall& call, std::uint64_t id) {
   auto* b = detail::BufferBase::find_buffer(id);
   if (!b)
     throw ReplayError(fmt::format("replay of loop call {} at {}: it wrote array {} through a Buffer, which this run "
                                   "does not have",
-                                  call.call, call.site, label_of(id)));
+                                  call.call, call.site, detail::array_label(id)));
   return *b;
 }
 
@@ -102,7 +97,7 @@ ReplayedDeltas::ReplayedDeltas(const ExecutionRecord& record, const RecordedCall
     if (!b.relaxed())
       throw ReplayError(fmt::format("replay of loop call {} at {}: array {} was relaxed in the recorded run, not "
                                     "in this one",
-                                    call.call, call.site, label_of(id)));
+                                    call.call, call.site, detail::array_label(id)));
     const Consistency& c = b.relaxed()->consistency();
     Relaxed r;
     r.buffer = &b;
@@ -115,11 +110,12 @@ ReplayedDeltas::ReplayedDeltas(const ExecutionRecord& record, const RecordedCall
           t.applies.size() != static_cast<std::size_t>(ranks_) || t.element_bytes != r.array->element_size())
         throw ReplayError(fmt::format("replay of {}: the timing log of {} does not fit the array or the recorded "
                                       "layout",
-                                      call_, label_of(id)));
-      if (!logged_) logged_ = std::make_unique<LoggedReads>(call_);
-      logged_->add(*r.array, *b.relaxed(), t);
+                                      call_, detail::array_label(id)));
       r.managed = c.is_managed();
-      if (r.managed) r.timing = std::move(t);
+      if (r.managed)
+        for (const auto& part : t.applies) r.applies.push_back(part.entries);
+      if (!logged_) logged_ = std::make_unique<LoggedReads>(call_);
+      logged_->add(*r.array, *b.relaxed(), std::move(t));
     }
     r.written = std::find(call.buffers.begin(), call.buffers.end(), id) != call.buffers.end();
     r.staleness = c.staleness;
@@ -127,7 +123,7 @@ ReplayedDeltas::ReplayedDeltas(const ExecutionRecord& record, const RecordedCall
     if (r.versions.clocks != 0 && r.versions.clocks != clocks)
       throw ReplayError(fmt::format("replay of loop call {} at {}: the record holds cache versions of {} for {} "
                                     "clock(s), its schedule has {}",
-                                    call.call, call.site, label_of(id), r.versions.clocks, clocks));
+                                    call.call, call.site, detail::array_label(id), r.versions.clocks, clocks));
     relaxed_.push_back(std::move(r));
   }
   for (const auto id : call.buffers) buffers_.push_back(&buffer_of(call, id));
@@ -183,9 +179,7 @@ void ReplayedDeltas::finish() {
   if (logged_) logged_->check_all_read();
   for (auto& r : relaxed_) {
     if (r.managed) {
-      std::vector<std::span<const std::byte>> applies;
-      for (const auto& part : r.timing.applies) applies.push_back(part.entries);
-      r.buffer->replay_apply_logged(applies, r.first_round, call_);
+      r.buffer->replay_apply_logged(r.applies, r.first_round, call_);
     } else if (r.written) {
       apply_through(r, clocks_ - 1);
       show(r, r.applied - 1);

@@ -167,6 +167,8 @@ bool same_site(const std::source_location& a, const std::source_location& b);
 
 /// "W", or "array#3" for an unnamed array: how plans and messages name arrays.
 std::string array_label(const ArrayBase& array);
+/// The same for the array with this id, or "#id" when no such array exists.
+std::string array_label(std::uint64_t array_id);
 
 /// The observer of the loop running on this thread, if any.
 inline thread_local AccessObserver* t_observer = nullptr;

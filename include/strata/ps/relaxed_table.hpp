@@ -276,9 +276,12 @@ class RelaxedTable final : public detail::RelaxedBase {
     const std::int64_t within = (N == 1 || whole_last) ? 0 : index[N - 1];
     Counters& c = counters_[static_cast<std::size_t>(thread)];
     T* unit = view_.unit<T>(u);
-    if (unit) ++c.cache;
-    else ++c.dynamic;
-    if (!unit) unit = fetch(u, thread);
+    if (unit) {
+      ++c.cache;
+    } else {
+      ++c.dynamic;
+      unit = fetch(u, thread);
+    }
     if (logging_) unit = logged(thread, u, unit);
     return unit + within;
   }

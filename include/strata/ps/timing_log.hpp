@@ -34,15 +34,14 @@ class ReadLog {
   /// Room for the `bytes` of unit `unit` as read, for the caller to fill; it stays put.
   std::byte* add(std::int64_t unit, std::size_t bytes) {
     const std::size_t need = sizeof unit + bytes;
-    if (chunks_.empty() || used_ + need > capacity_) {
-      capacity_ = std::max(kChunk, need);
-      chunks_.push_back({std::make_unique<std::byte[]>(capacity_), 0});
-      used_ = 0;
+    if (chunks_.empty() || chunks_.back().used + need > chunks_.back().capacity) {
+      const std::size_t capacity = std::max(kChunk, need);
+      chunks_.push_back({std::make_unique<std::byte[]>(capacity), 0, capacity});
     }
-    std::byte* at = chunks_.back().data.get() + used_;
+    Chunk& c = chunks_.back();
+    std::byte* at = c.data.get() + c.used;
     std::memcpy(at, &unit, sizeof unit);
-    used_ += need;
-    chunks_.back().used = used_;
+    c.used += need;
     ++reads_;
     return at + sizeof unit;
   }
@@ -55,7 +54,6 @@ class ReadLog {
   static void pad(Bytes& out) { out.resize((out.size() + 7) / 8 * 8); }
   void clear() {
     chunks_.clear();
-    used_ = capacity_ = 0;
     reads_ = 0;
   }
 
@@ -63,10 +61,9 @@ class ReadLog {
   static constexpr std::size_t kChunk = std::size_t{1} << 20;
   struct Chunk {
     std::unique_ptr<std::byte[]> data;
-    std::size_t used = 0;
+    std::size_t used = 0, capacity = 0;
   };
   std::vector<Chunk> chunks_;
-  std::size_t used_ = 0, capacity_ = 0;
   std::int64_t reads_ = 0;
 };
 
@@ -89,7 +86,6 @@ class TimingLog {
     detail::append<std::int64_t>(applies_, key);
     detail::append<std::int64_t>(applies_, clock);
     detail::append<T>(applies_, delta);
-    ++applied_;
   }
   /// The table's part of the timing file (see above); empties the log.
   Bytes take(std::uint64_t array_id, std::size_t unit_bytes) {
@@ -102,18 +98,17 @@ class TimingLog {
       r.append_to(out);
       r.clear();
     }
-    detail::append<std::int64_t>(out, applied_);
+    detail::append<std::int64_t>(out, static_cast<std::int64_t>(applies_.size() / kApplyBytes));
     out.insert(out.end(), applies_.begin(), applies_.end());
     ReadLog::pad(out);
     applies_.clear();
-    applied_ = 0;
     return out;
   }
 
  private:
+  static constexpr std::size_t kApplyBytes = 2 * sizeof(std::int64_t) + sizeof(T);  // one logged apply
   std::vector<ReadLog> reads_;
   Bytes applies_;
-  std::int64_t applied_ = 0;
   bool logs_applies_ = false;
 };
 

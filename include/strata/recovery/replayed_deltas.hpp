@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ class ReplayedDeltas {
     int staleness = 0;
     RecordedVersions versions;  ///< SSP: per rank and clock, the version it read; else empty
     bool managed = false;       ///< the owners' deltas come from the timing log
-    RecordedTiming timing;      ///< managed: the log (its spans point into timing_files_)
+    std::vector<std::span<const std::byte>> applies;  ///< managed: per rank, its logged applies (in timing_files_)
     std::int64_t applied = 0;   ///< clocks applied
     std::int64_t shown = -1;    ///< the version the array's values hold
     std::map<std::int64_t, Bytes> kept;  ///< SSP: recent versions' values, the newest included
