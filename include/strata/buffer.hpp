@@ -73,10 +73,12 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   // Automatic checkpoints (strata/recovery): the owners' apply state travels with
   // the array, so a resumed AdaGrad or AdaRevision run continues where it stopped.
   bool has_owner_state() const override { return !std::is_empty_v<state_type>; }
-  void save_owner_state(const std::filesystem::path& dir) override {
-    if constexpr (!std::is_empty_v<state_type>) {
+  detail::CheckpointSnapshot owner_state_snapshot(Bytes storage) override {
+    if constexpr (std::is_empty_v<state_type>) {
+      return BufferBase::owner_state_snapshot(std::move(storage));
+    } else {
       ensure_state();
-      state_->save_to(dir);
+      return state_->checkpoint_snapshot(std::move(storage));
     }
   }
   std::function<void()> stage_owner_state(const std::filesystem::path& dir, std::int64_t rounds) override {

@@ -173,7 +173,7 @@ class DistArray : public detail::ArrayBase {
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
 
   void travel_drop() override;
-  void save_to(const std::filesystem::path& dir) const override;
+  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override;
   std::function<void()> stage_load(const std::filesystem::path& dir) override;
   std::string type_tag() const override;
   std::uint64_t content_fingerprint() const override {
@@ -669,4 +669,4 @@ class DistArray : public detail::ArrayBase {
 }  // namespace strata
 
 #include "strata/detail/dist_array_movement.hpp"
-#include "strata/io/checkpoint.hpp"  // DistArray::save_to and stage_load
+#include "strata/io/checkpoint.hpp"  // DistArray::checkpoint_snapshot and stage_load

@@ -34,6 +34,10 @@ struct RuntimeOptions {
   /// and a checkpoint after every `checkpoint_every`-th loop call that changed arrays.
   std::string checkpoint_dir;
   int checkpoint_every = 1;
+  /// Write checkpoints on a background thread from a copy of the arrays, while the
+  /// loops go on (strata/recovery/pending_checkpoint.hpp); false writes them before
+  /// the loop call returns, without the copy.
+  bool checkpoint_in_background = true;
   /// Resume from the newest checkpoint in this directory ("" = start afresh): loop
   /// calls it covers are skipped and what they left is loaded instead.
   std::string resume_dir;
@@ -51,14 +55,17 @@ class Runtime {
  public:
   /// Reads options from the command line and removes them from argv:
   ///   --strata-threads=N  --strata-timeout=SECONDS  --strata-seed=S  --strata-log=LEVEL
-  ///   --strata-checkpoint-dir=DIR  --strata-checkpoint-every=N  --strata-resume=DIR
+  ///   --strata-checkpoint-dir=DIR  --strata-checkpoint-every=N
+  ///   --strata-checkpoint-write=background|inline  --strata-resume=DIR
   ///   --strata-record=DIR  --strata-replay=DIR
   /// and from the environment (STRATA_THREADS, STRATA_TIMEOUT, STRATA_SEED, STRATA_LOG,
-  /// STRATA_CHECKPOINT_DIR, STRATA_CHECKPOINT_EVERY, STRATA_RESUME, STRATA_RECORD,
-  /// STRATA_REPLAY);
+  /// STRATA_CHECKPOINT_DIR, STRATA_CHECKPOINT_EVERY, STRATA_CHECKPOINT_WRITE,
+  /// STRATA_RESUME, STRATA_RECORD, STRATA_REPLAY);
   /// the command line wins over the environment, both over `defaults`.
   Runtime(int& argc, char** argv, RuntimeOptions defaults = {});
   explicit Runtime(RuntimeOptions options = {});
+  /// Commits a checkpoint still being written (logging an error if that fails), then
+  /// stops the rank's threads and, under MPI, finalises it.
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

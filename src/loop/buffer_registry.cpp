@@ -29,6 +29,10 @@ BufferBase::~BufferBase() {
   if (it != registry().end() && it->second == this) registry().erase(it);
 }
 
+CheckpointSnapshot BufferBase::owner_state_snapshot(std::vector<std::byte> /*storage*/) {
+  throw InternalError(fmt::format("array #{}: its Buffer keeps no owner state to checkpoint", array_id_));
+}
+
 BufferBase* BufferBase::find_buffer(std::uint64_t array_id) {
   std::lock_guard lock(g_mu);
   auto it = registry().find(array_id);

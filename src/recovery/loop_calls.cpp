@@ -1,13 +1,13 @@
 #include "strata/recovery/loop_calls.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "strata/detail/failure_report.hpp"
+#include "strata/detail/stopwatch.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 #include "strata/loop/access.hpp"
@@ -22,7 +22,8 @@ LoopCalls::LoopCalls(Runtime& rt)
       checkpoint_dir_(rt.options().checkpoint_dir),
       resume_dir_(rt.options().resume_dir),
       every_(rt.options().checkpoint_every),
-      record_(std::make_unique<ExecutionRecord>(rt)) {}
+      record_(std::make_unique<ExecutionRecord>(rt)),
+      background_(rt.options().checkpoint_in_background) {}
 
 LoopCalls::~LoopCalls() = default;
 
@@ -74,9 +75,44 @@ void LoopCalls::end(const CallOutcome& outcome) {
     if (!std::binary_search(changed_ever_.begin(), changed_ever_.end(), id))
       changed_ever_.insert(std::upper_bound(changed_ever_.begin(), changed_ever_.end(), id), id);
   journal_.push_back(record_now());
+  if (pending_) {
+    // On to the next step once every rank's background work is over; the ranks agree
+    // on when.
+    const auto clock = std::chrono::steady_clock::now();
+    if (rt_.comm().allreduce(pending_->ready() ? 1 : 0, ReduceOp::min) == 1) advance_pending();
+    times_.commit_seconds += detail::seconds_since(clock);
+  }
   if (changed.empty()) return;
   ++changing_calls_;
   if (!checkpoint_dir_.empty() && every_ > 0 && changing_calls_ % every_ == 0) checkpoint();
+}
+
+void LoopCalls::finish_checkpoints() {
+  if (!pending_) return;
+  const auto clock = std::chrono::steady_clock::now();
+  commit_pending();
+  times_.final_seconds += detail::seconds_since(clock);
+}
+
+void LoopCalls::advance_pending() {
+  std::unique_ptr<PendingCheckpoint> p = std::move(pending_);
+  p->advance();  // on failure p goes, and with it the unfinished checkpoint
+  if (!p->done()) {
+    pending_ = std::move(p);
+    return;
+  }
+  ++times_.written;
+  times_.write_seconds += p->write_seconds();
+  storage_ = p->take_storage();
+  rt_.debug("checkpoint after loop call {} committed to {} (written in {:.3f} s)", p->call(), checkpoint_dir_,
+            p->write_seconds());
+}
+
+void LoopCalls::commit_pending() {
+  while (pending_) {
+    pending_->wait();
+    advance_pending();
+  }
 }
 
 std::string LoopCalls::manifest_path() const { return (resume_->dir / detail::kManifestName).string(); }
@@ -158,7 +194,12 @@ void LoopCalls::load_arrays() {
 }
 
 void LoopCalls::checkpoint() {
-  const auto t0 = std::chrono::steady_clock::now();
+  if (pending_) {  // one checkpoint in flight at a time
+    const auto clock = std::chrono::steady_clock::now();
+    commit_pending();
+    times_.commit_seconds += detail::seconds_since(clock);
+  }
+  const auto clock = std::chrono::steady_clock::now();
   RunManifest m;
   m.program = program_name();
   m.ranks = rt_.size();
@@ -167,10 +208,15 @@ void LoopCalls::checkpoint() {
   m.call = call_;
   m.changing_calls = changing_calls_;
   m.site = site_;
-  write_run_checkpoint(rt_, checkpoint_dir_, m, changed_ever_, journal_);
-  ++checkpoints_;
-  checkpoint_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rt_.debug("checkpoint after loop call {} ({}) written to {}", call_, site_, checkpoint_dir_);
+  pending_ = std::make_unique<PendingCheckpoint>(rt_, checkpoint_dir_, m, changed_ever_, journal_, background_,
+                                                 std::move(storage_));
+  storage_.clear();
+  times_.copy_seconds += detail::seconds_since(clock);
+  if (!background_) {
+    const auto commit_clock = std::chrono::steady_clock::now();
+    commit_pending();
+    times_.commit_seconds += detail::seconds_since(commit_clock);
+  }
 }
 
 }  // namespace strata::recovery

@@ -36,39 +36,9 @@ std::vector<std::int64_t> parse_shape(const std::string& s) {
   return out;
 }
 
-// The names of complete checkpoints in `root`, oldest first.
-std::vector<std::string> checkpoints_in(const fs::path& root) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(root)) {
-    const std::string n = e.path().filename().string();
-    if (e.is_directory() && n.size() == 13 && n.starts_with("call-") &&
-        std::all_of(n.begin() + 5, n.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      names.push_back(n);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-void write_text(const fs::path& p, const std::string& text) {
-  detail::write_file_synced(p, std::as_bytes(std::span(text.data(), text.size())));
-}
-
 std::string read_text(const fs::path& p, std::uint64_t limit) {
   const Bytes b = detail::read_file(p, limit);
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-// Rank 0, once every part is written: the manifest, the atomic switch, `latest`.
-void publish(const fs::path& root, const fs::path& tmp, const fs::path& dir, const RunManifest& m) {
-  write_text(tmp / detail::kManifestName, format_run_manifest(m));
-  detail::sync_dir(tmp);
-  if (fs::exists(dir)) fs::remove_all(dir);  // an earlier run's checkpoint of the same call
-  fs::rename(tmp, dir);
-  write_text(root / "latest.tmp", dir.filename().string() + "\n");
-  fs::rename(root / "latest.tmp", root / kLatest);
-  detail::sync_dir(root);
-  const auto names = checkpoints_in(root);
-  for (std::size_t k = 0; k + 2 < names.size(); ++k) fs::remove_all(root / names[k]);
 }
 
 }  // namespace
@@ -196,52 +166,6 @@ std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const s
     throw CheckpointError(fmt::format("{}: the journal ends in the middle of a record", file));
   } catch (const std::length_error&) {
     throw CheckpointError(fmt::format("{}: malformed journal", file));
-  }
-}
-
-void write_run_checkpoint(Runtime& rt, const fs::path& root, RunManifest m, const std::vector<std::uint64_t>& array_ids,
-                          const std::vector<CallRecord>& journal) {
-  Comm& comm = rt.comm();
-  const fs::path dir = root / checkpoint_name(m.call), tmp = root / (checkpoint_name(m.call) + ".tmp");
-  detail::all_or_none(comm, [&] {
-    if (comm.rank() != 0) return;
-    detail::typed<IoError>([&] {
-      fs::create_directories(root);
-      fs::remove_all(tmp);
-      fs::create_directories(tmp);
-    });
-  });
-  try {
-    m.arrays.clear();
-    for (const auto id : array_ids) {
-      auto* a = detail::ArrayBase::find_array(id);
-      if (!a) continue;  // gone since the call that changed it
-      SavedArray s{id, a->type_tag(), a->shape_vector(), false, 0, a->name()};
-      a->save_to(tmp / fmt::format("array-{}", id));
-      if (auto* b = detail::BufferBase::find_buffer(id); b && b->has_owner_state()) {
-        b->save_owner_state(tmp / fmt::format("state-{}", id));
-        s.owner_state = true;
-        s.rounds = b->rounds();
-      }
-      m.arrays.push_back(std::move(s));
-    }
-    const Bytes mine = encode_journal(journal);
-    detail::all_or_none(comm, [&] {
-      detail::typed<IoError>([&] { detail::write_file_synced(tmp / fmt::format("journal-{}.bin", comm.rank()), mine); });
-    });
-    Bytes part;
-    detail::append(part, JournalPart{mine.size(), detail::checkpoint_checksum(mine)});
-    m.journals.clear();
-    for (const auto& p : comm.allgatherv(part)) m.journals.push_back(detail::as_vector<JournalPart>(p).at(0));
-    detail::all_or_none(comm, [&] {
-      if (comm.rank() == 0) detail::typed<IoError>([&] { publish(root, tmp, dir, m); });
-    });
-  } catch (...) {
-    if (comm.rank() == 0) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
-    }
-    throw;
   }
 }
 

@@ -49,6 +49,13 @@ std::string parse_dir_option(std::string_view name, std::string_view text) {
   return std::string(text);
 }
 
+// True for "background", false for "inline".
+bool parse_checkpoint_write(std::string_view name, std::string_view text) {
+  if (text == "background") return true;
+  if (text == "inline") return false;
+  throw OptionError(fmt::format("{}: expected 'background' or 'inline', got '{}'", name, text));
+}
+
 // Applies one option given by its name (as the user wrote it) and value.
 void apply_option(RuntimeOptions& o, std::string_view key, std::string_view shown, std::string_view value) {
   if (key == "threads") o.threads = parse_int_option(shown, value, 1);
@@ -57,12 +64,13 @@ void apply_option(RuntimeOptions& o, std::string_view key, std::string_view show
   else if (key == "log") o.log_level = parse_log_level(value);
   else if (key == "checkpoint-dir") o.checkpoint_dir = parse_dir_option(shown, value);
   else if (key == "checkpoint-every") o.checkpoint_every = parse_int_option(shown, value, 1);
+  else if (key == "checkpoint-write") o.checkpoint_in_background = parse_checkpoint_write(shown, value);
   else if (key == "resume") o.resume_dir = parse_dir_option(shown, value);
   else if (key == "record") o.record_dir = parse_dir_option(shown, value);
   else if (key == "replay") o.replay_dir = parse_dir_option(shown, value);
   else throw OptionError(fmt::format("unknown option {} (known: --strata-threads, --strata-timeout, "
                                      "--strata-seed, --strata-log, --strata-checkpoint-dir, "
-                                     "--strata-checkpoint-every, --strata-resume, --strata-record, --strata-replay)", shown));
+                                     "--strata-checkpoint-every, --strata-checkpoint-write, --strata-resume, --strata-record, --strata-replay)", shown));
 }
 
 RuntimeOptions read_environment(RuntimeOptions o) {
@@ -73,6 +81,7 @@ RuntimeOptions read_environment(RuntimeOptions o) {
       {"STRATA_LOG", "log"},
       {"STRATA_CHECKPOINT_DIR", "checkpoint-dir"},
       {"STRATA_CHECKPOINT_EVERY", "checkpoint-every"},
+      {"STRATA_CHECKPOINT_WRITE", "checkpoint-write"},
       {"STRATA_RESUME", "resume"},
       {"STRATA_RECORD", "record"},
       {"STRATA_REPLAY", "replay"}};
@@ -179,6 +188,13 @@ ps::Postman& Runtime::postman() {
 }
 
 Runtime::~Runtime() {
+  if (loop_calls_ && std::uncaught_exceptions() == 0 && !(comm_ && comm_->broken())) {
+    try {
+      loop_calls_->finish_checkpoints();
+    } catch (const Error& e) {
+      logger_->write(LogLevel::error, fmt::format("the last checkpoint was not written: {}", e.what()));
+    }
+  }
   loop_calls_.reset();
   postman_.reset();
   pool_.reset();

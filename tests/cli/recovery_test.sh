@@ -192,5 +192,23 @@ expect_refusal missing "no such directory" "${small[@]}" --resume does-not-exist
 # After a refused resume nothing was half-loaded: the run never started training.
 grep -q "pass 1" shapes.out && fail "a refused resume reported a pass: $(cat shapes.out)"
 
+# 7. A checkpoint whose files cannot be written (here: larger than the file size limit,
+#    with SIGXFSZ ignored so write() fails with EFBIG) stops the run with one line
+#    naming the file, whether written in the background or inline; `latest` still
+#    names a complete checkpoint (the small ones before the model grew past the
+#    limit never existed here, so there is none) and no half-written one is left.
+limited=(train mf --synthetic "users=3000,items=800,ratings=20000,rank=3" --epochs 3 --rank 16 --seed 5 --threads 1)
+for how in background inline; do
+  (trap '' XFSZ; ulimit -f 64; exec "$strata" "${limited[@]}" --checkpoint-dir full-$how --checkpoint-write $how) \
+    >full-$how.out 2>full-$how.err
+  rc=$?
+  [ "$rc" -eq 1 ] || fail "unwritable checkpoint ($how): exit $rc, wanted 1 ($(cat full-$how.err))"
+  [ "$(wc -l <full-$how.err)" -eq 1 ] || fail "unwritable checkpoint ($how): stderr: $(cat full-$how.err)"
+  grep -q "part-00000.bin.*File too large" full-$how.err ||
+    fail "unwritable checkpoint ($how): the error does not name the file: $(cat full-$how.err)"
+  [ ! -e full-$how/latest ] || fail "unwritable checkpoint ($how): latest names $(cat full-$how/latest)"
+  [ -z "$(ls full-$how)" ] || fail "unwritable checkpoint ($how) left $(ls full-$how)"
+done
+
 echo "recovery_test: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -25,14 +25,15 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 run() { "$mpiexec" -np "$np" "$probe" "$@"; }
 
 run full.bin >full.txt 2>&1 || fail "uninterrupted run: $(cat full.txt)"
-# (stop, every): crash after call 7 with a checkpoint every changing call; after call
-# 10 with one every second changing call (the resumed run re-runs calls after it).
-for case in 8:1 12:2 17:3; do
-  stop=${case%:*}
-  every=${case#*:}
-  ck=ck-$stop-$every
+# (stop, every[, how]): crash after call 8 with a checkpoint every changing call; after
+# call 12 with one every second changing call (the resumed run re-runs calls after
+# it); checkpoints are written in the background unless `how` says inline.
+for case in 8:1 12:2 17:3 12:2:inline; do
+  IFS=: read -r stop every how <<<"$case"
+  ck=ck-$stop-$every-${how:-background}
   run crashed.bin --stop-after "$stop" --strata-checkpoint-dir "$ck" --strata-checkpoint-every "$every" \
-    >crash-$stop.txt 2>&1 && fail "the run told to crash after call $stop exited 0"
+    --strata-checkpoint-write "${how:-background}" >crash-$stop.txt 2>&1 &&
+    fail "the run told to crash after call $stop exited 0"
   [ -f "$ck/latest" ] || { fail "no checkpoint written before call $stop: $(cat crash-$stop.txt)"; continue; }
   run resumed-$stop.bin --strata-resume "$ck" --strata-checkpoint-dir "$ck" --strata-checkpoint-every "$every" \
     >resume-$stop.txt 2>&1 || fail "resumed run ($case): $(cat resume-$stop.txt)"

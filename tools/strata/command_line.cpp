@@ -96,6 +96,11 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
       recovering = true;
     } else if (k == "--checkpoint-every" && !t.explain_only) {
       cl.runtime_args.push_back("--strata-checkpoint-every=" + std::to_string(integer(k, a.value(k), 1)));
+    } else if (k == "--checkpoint-write" && !t.explain_only) {
+      const std::string how = a.value(k);
+      if (how != "background" && how != "inline")
+        throw OptionError(fmt::format("--checkpoint-write: expected 'background' or 'inline', got '{}'", how));
+      cl.runtime_args.push_back("--strata-checkpoint-write=" + how);
     }
     else if (k.rfind("--", 0) == 0 && t.config.options.has(k.substr(2))) t.config.options.set(k.substr(2), a.value(k));
     else
@@ -147,13 +152,15 @@ std::string usage() {
       "  strata train <app> (--data PATH | --synthetic SPEC) [--epochs N] [--seed S] [app options]\n"
       "               [--threads T] [--plan auto|serial|1d|2d|2d-skewed|groups|data-parallel] [--serial]\n"
       "               [--metrics OUT.csv] [--plot OUT.svg] [--save DIR]\n"
-      "               [--checkpoint-dir DIR [--checkpoint-every N]] [--resume DIR] [--record DIR | --replay DIR]\n"
+      "               [--checkpoint-dir DIR [--checkpoint-every N] [--checkpoint-write background|inline]]\n"
+      "               [--resume DIR] [--record DIR | --replay DIR]\n"
       "  strata explain <app> (--data PATH | --synthetic SPEC) [app options] [--threads T] [--plan P]\n"
       "  strata plot A.csv [B.csv ...] -o OUT.svg [--metric NAME]\n"
       "Run under mpirun for several ranks. SPEC is key=value,... (keys per app below).\n"
       "--serial runs the app's plain C++ program instead of Strata (one process).\n"
       "--checkpoint-dir writes a checkpoint after every N-th loop call that changes the model (default 1:\n"
-      "every pass); --resume DIR (same command otherwise) skips what the newest checkpoint there covers.\n"
+      "every pass), from a copy on a background thread unless --checkpoint-write inline; --resume DIR (same\n"
+      "command otherwise) skips what the newest checkpoint there covers.\n"
       "--record DIR logs each loop call's order and results; --replay DIR reruns the command checking each\n"
       "call against the log, on the recorded ranks and threads or in one process with --threads 1.\n";
   for (const auto& app : apps::all_apps()) {

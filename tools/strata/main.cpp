@@ -72,6 +72,21 @@ Series series_of(const MetricsTable& m, const std::string& metric, const std::st
   return s;
 }
 
+// Where the checkpoints' time went (slowest rank's figures). In the background, the
+// training paused only to copy the model and to commit; inline, it waited for the
+// whole write.
+void print_checkpoint_times(const recovery::CheckpointTimes& ck, const RuntimeOptions& o) {
+  const double n = ck.written;
+  if (o.checkpoint_in_background)
+    std::printf("checkpoints: %d written to %s in the background, %.3f s each; training paused %.4f s each to copy "
+                "and %.4f s each to commit, and %.3f s at the end for the last one\n",
+                ck.written, o.checkpoint_dir.c_str(), ck.write_seconds / n, ck.copy_seconds / n,
+                ck.commit_seconds / n, ck.final_seconds);
+  else
+    std::printf("checkpoints: %d written to %s inline, %.3f s each\n", ck.written, o.checkpoint_dir.c_str(),
+                (ck.copy_seconds + ck.commit_seconds + ck.final_seconds) / n);
+}
+
 int train(Runtime& rt, const TrainCommand& t) {
   const bool lead = rt.rank() == 0;
   if (t.explain_only) {
@@ -115,8 +130,11 @@ int train(Runtime& rt, const TrainCommand& t) {
   } catch (const Diverged& d) {
     diverged = d.message;
   }
-  const auto& calls = rt.loop_calls();
-  const double checkpoint_seconds = rt.comm().allreduce(calls.checkpoint_seconds(), ReduceOp::max);
+  auto& calls = rt.loop_calls();
+  calls.finish_checkpoints();  // a failed last checkpoint is an error of the run, not a log line
+  recovery::CheckpointTimes ck = calls.checkpoint_times();
+  for (double* v : {&ck.copy_seconds, &ck.commit_seconds, &ck.final_seconds, &ck.write_seconds})
+    *v = rt.comm().allreduce(*v, ReduceOp::max);
   if (!lead) return diverged.empty() ? 0 : 1;
   if (progress) progress->finish();
   std::printf("\n%s", pass_table(passes, t.app->unit).c_str());
@@ -136,9 +154,7 @@ int train(Runtime& rt, const TrainCommand& t) {
     return 1;
   }
   if (!t.config.save_dir.empty()) std::printf("model: %s\n", t.config.save_dir.c_str());
-  if (calls.checkpoints_written() > 0)
-    std::printf("checkpoints: %d written to %s, %.3f s in all (%.3f s each)\n", calls.checkpoints_written(),
-                rt.options().checkpoint_dir.c_str(), checkpoint_seconds, checkpoint_seconds / calls.checkpoints_written());
+  if (ck.written > 0) print_checkpoint_times(ck, rt.options());
   return 0;
 }
 

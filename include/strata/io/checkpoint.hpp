@@ -64,16 +64,14 @@ std::string checkpoint_type_tag() {
   return detail::CheckpointTag<T>::get();
 }
 
-/// Collective: writes `a` to directory `dir` (created with its parents if needed),
-/// atomically replacing an earlier checkpoint there. `type_tag` names the element
-/// type; load_checkpoint must be given the same. Throws IoError naming the path if
-/// any rank cannot write; then `dir` is left as it was.
+namespace detail {
+/// The manifest of a checkpoint of `a` (everything but the parts). Local.
 template <class T, std::size_t N>
-void save_checkpoint(const DistArray<T, N>& a, const std::filesystem::path& dir,
-                     const std::string& type_tag = checkpoint_type_tag<T>()) {
+CheckpointManifest checkpoint_manifest_of(const DistArray<T, N>& a, const std::string& type_tag,
+                                          const std::filesystem::path& dir) {
   if (!a.valid())
-    throw ShapeError(fmt::format("save_checkpoint {}: the array was never created", dir.string()));
-  detail::CheckpointManifest m;
+    throw ShapeError(fmt::format("checkpoint {}: the array was never created", dir.string()));
+  CheckpointManifest m;
   m.element_size = sizeof(T);
   m.type_tag = type_tag;
   m.dims = N;
@@ -88,15 +86,32 @@ void save_checkpoint(const DistArray<T, N>& a, const std::filesystem::path& dir,
     m.partition = p;
   }
   m.nnz = a.nnz();
-  if (!a.is_sparse()) {
+  return m;
+}
+
+/// Appends this rank's part of a sparse array to `mine`: its indices, then its values.
+template <class T, std::size_t N>
+void append_sparse_checkpoint_part(Bytes& mine, const DistArray<T, N>& a) {
+  mine.reserve(mine.size() + static_cast<std::size_t>(a.local_nnz()) * (sizeof(Index<N>) + sizeof(T)));
+  append_span<Index<N>>(mine, a.local_keys());
+  append_span<T>(mine, a.local_values());
+}
+}  // namespace detail
+
+/// Collective: writes `a` to directory `dir` (created with its parents if needed),
+/// atomically replacing an earlier checkpoint there. `type_tag` names the element
+/// type; load_checkpoint must be given the same. Throws IoError naming the path if
+/// any rank cannot write; then `dir` is left as it was.
+template <class T, std::size_t N>
+void save_checkpoint(const DistArray<T, N>& a, const std::filesystem::path& dir,
+                     const std::string& type_tag = checkpoint_type_tag<T>()) {
+  const detail::CheckpointManifest m = detail::checkpoint_manifest_of(a, type_tag, dir);
+  if (a.is_sparse()) {
+    Bytes mine;
+    detail::append_sparse_checkpoint_part(mine, a);
+    detail::write_checkpoint(a.runtime().comm(), dir, m, mine);
+  } else
     detail::write_checkpoint(a.runtime().comm(), dir, m, std::as_bytes(a.local_values()));
-    return;
-  }
-  Bytes mine;
-  mine.reserve(static_cast<std::size_t>(a.local_nnz()) * (sizeof(Index<N>) + sizeof(T)));
-  detail::append_span<Index<N>>(mine, a.local_keys());
-  detail::append_span<T>(mine, a.local_values());
-  detail::write_checkpoint(a.runtime().comm(), dir, m, mine);
 }
 
 /// Collective: loads the checkpoint in `dir`, written with any number of ranks.
@@ -140,13 +155,28 @@ DistArray<T, N> load_checkpoint(Runtime& rt, const std::filesystem::path& dir,
       rt, shape, p, pieces, [&](std::int64_t id) { return saved.box(static_cast<int>(id)); });
 }
 
-// DistArray's type-erased checkpoint hooks (ArrayBase::save_to, stage_load): what lets
+// DistArray's type-erased checkpoint hooks (ArrayBase::checkpoint_snapshot, stage_load): what lets
 // automatic checkpoints (strata/recovery) save and restore arrays they know only by id.
 // Defined here, not in dist_array.hpp, because they need the functions above; each
 // header includes the other, so either order works.
 template <class T, std::size_t N>
-void DistArray<T, N>::save_to(const std::filesystem::path& dir) const {
-  save_checkpoint(*this, dir);
+detail::CheckpointSnapshot DistArray<T, N>::checkpoint_snapshot(Bytes storage) const {
+  detail::CheckpointSnapshot s{detail::checkpoint_manifest_of(*this, checkpoint_type_tag<T>(), detail::array_label(*this)),
+                               std::move(storage)};
+  s.part.clear();
+  if (is_sparse()) {
+    detail::append_sparse_checkpoint_part(s.part, *this);
+  } else {
+    // Copy into reserved storage in one pass, without zero-filling first. Fresh
+    // storage gets huge pages, sparing a page fault per 4 KiB.
+    const auto bytes = std::as_bytes(local_values());
+    if (s.part.capacity() < bytes.size()) {
+      Bytes().swap(s.part);
+      detail::reserve_huge(s.part, bytes.size());
+    }
+    s.part.insert(s.part.end(), bytes.begin(), bytes.end());
+  }
+  return s;
 }
 
 template <class T, std::size_t N>

@@ -62,6 +62,14 @@ struct CheckpointManifest {
   Partition partition_for(int ranks) const;
 };
 
+/// One rank's share of a checkpoint, copied out of the array: what automatic
+/// checkpoints hand to their background writer while the loop goes on changing the
+/// array (strata/recovery/pending_checkpoint.hpp). `meta` has no parts yet.
+struct CheckpointSnapshot {
+  CheckpointManifest meta;
+  Bytes part;
+};
+
 /// What the loading caller expects; load rejects a checkpoint that differs. (Dense
 /// or sparse is not part of it: a DistArray can be either; the loader rebuilds
 /// whichever was saved.)

@@ -35,6 +35,8 @@ struct At {
 
 namespace detail {
 
+struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
+
 /// buffered: a delta written through a Buffer, which never creates dependences.
 enum class AccessMode : std::uint8_t { read, write, read_write, buffered };
 
@@ -68,8 +70,10 @@ class ArrayBase {
   /// whole array): back to the partition held before, keeping this rank's part.
   /// Local, no communication.
   virtual void travel_drop() = 0;
-  /// Collective: writes the array as a checkpoint directory (strata/io/checkpoint.hpp).
-  virtual void save_to(const std::filesystem::path& dir) const = 0;
+  /// Local: a copy of this rank's part of the array, with its checkpoint manifest
+  /// (strata/io/checkpoint.hpp), for automatic checkpoints to write in the background.
+  /// The copy goes into `storage` (an earlier snapshot's, to spare the allocation).
+  virtual CheckpointSnapshot checkpoint_snapshot(std::vector<std::byte> storage) const = 0;
   /// Collective: reads and verifies the checkpoint in `dir`, which must hold an array
   /// of this one's element type and shape, and returns the step that puts its values
   /// in place (keeping this array's identity). Nothing changes before that step runs,

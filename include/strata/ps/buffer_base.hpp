@@ -3,15 +3,19 @@
 // Buffer template.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "strata/ps/relaxed_base.hpp"
 
 namespace strata::detail {
+
+struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
 
 /// The type-erased face of a Buffer: parallel_for flushes the buffers of the arrays
 /// a loop wrote through one. One buffer per array.
@@ -25,8 +29,9 @@ class BufferBase {
   /// Whether the apply function keeps per-element state at the owners (AdaGrad and
   /// AdaRevision sums), which automatic checkpoints must save with the array.
   virtual bool has_owner_state() const { return false; }
-  /// Collective: writes the owner state as a checkpoint directory.
-  virtual void save_owner_state(const std::filesystem::path& /*dir*/) {}
+  /// Local: a copy of this rank's owner state with its checkpoint manifest, into
+  /// `storage` (only called when has_owner_state()).
+  virtual CheckpointSnapshot owner_state_snapshot(std::vector<std::byte> storage);
   /// Collective: reads and verifies owner state saved by save_owner_state; the
   /// returned step puts it in place, with `rounds` apply rounds done.
   virtual std::function<void()> stage_owner_state(const std::filesystem::path& /*dir*/, std::int64_t /*rounds*/) {

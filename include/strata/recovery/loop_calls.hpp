@@ -5,7 +5,12 @@
 // restoring what they left instead of running them, so the program's own driver
 // code recomputes every driver variable (DESIGN.md §6).
 //
-// Runtime options (strata/runtime.hpp): checkpoint_dir, checkpoint_every, resume_dir.
+// Runtime options (strata/runtime.hpp): checkpoint_dir, checkpoint_every,
+// checkpoint_in_background, resume_dir.
+//
+// A checkpoint is written in the background (strata/recovery/pending_checkpoint.hpp);
+// each loop call's end moves it on to its next step once every rank is ready for it.
+// At the next checkpoint, and at finish_checkpoints(), the driver waits for it.
 //
 // What a checkpoint restores: every DistArray a loop call changed (written in place,
 // through a Buffer with its owner state, or the iteration space's elements) and every
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "strata/recovery/execution_record.hpp"
+#include "strata/recovery/pending_checkpoint.hpp"
 #include "strata/recovery/run_checkpoint.hpp"
 
 namespace strata {
@@ -29,6 +35,15 @@ class Runtime;
 }
 
 namespace strata::recovery {
+
+/// Where the time of automatic checkpoints went.
+struct CheckpointTimes {
+  int written = 0;            ///< checkpoints committed
+  double copy_seconds = 0;    ///< the driver: copying arrays and journal, starting the writer
+  double commit_seconds = 0;  ///< the driver, during the run: polls, waits for writers, commits
+  double final_seconds = 0;   ///< the driver: finish_checkpoints (the last checkpoint's wait)
+  double write_seconds = 0;   ///< the writers of the committed checkpoints (in the background)
+};
 
 class LoopCalls {
  public:
@@ -40,10 +55,14 @@ class LoopCalls {
   /// call also the arrays) and the caller must not run it. Collective. Throws
   /// CheckpointError on every rank when the checkpoint does not fit the program.
   bool begin(const std::source_location& where);
-  /// After a call that ran, with what it changed: journals the call, writes a
-  /// checkpoint when one is due, and records or checks it (record / replay).
-  /// Collective.
+  /// After a call that ran, with what it changed: journals the call, commits a
+  /// checkpoint whose files every rank has written, starts one when one is due, and
+  /// records or checks the call (record / replay). Collective.
   void end(const CallOutcome& outcome);
+  /// Collective: waits for the checkpoint being written, if any, and commits it. The
+  /// Runtime calls it when it ends normally; call it first to see a failure as an
+  /// IoError rather than a logged error.
+  void finish_checkpoints();
 
   /// The run's record or replay (mode off when neither was asked for).
   ExecutionRecord& record() { return *record_; }
@@ -57,8 +76,7 @@ class LoopCalls {
 
   std::int64_t calls() const { return call_; }
   std::int64_t skipped() const { return skipped_; }
-  int checkpoints_written() const { return checkpoints_; }
-  double checkpoint_seconds() const { return checkpoint_seconds_; }
+  const CheckpointTimes& checkpoint_times() const { return times_; }
 
  private:
   void open_resume_point();
@@ -68,6 +86,8 @@ class LoopCalls {
   void load_arrays();
   CallRecord record_now() const;
   void checkpoint();
+  void advance_pending();
+  void commit_pending();
 
   Runtime& rt_;
   std::string checkpoint_dir_, resume_dir_;
@@ -80,8 +100,10 @@ class LoopCalls {
   std::optional<ResumePoint> resume_;
   std::unique_ptr<ExecutionRecord> record_;
   const RecordedCall* expected_ = nullptr;
-  int checkpoints_ = 0;
-  double checkpoint_seconds_ = 0;
+  bool background_ = true;
+  std::unique_ptr<PendingCheckpoint> pending_;  ///< on its way to disk
+  std::vector<Bytes> storage_;                  ///< the last checkpoint's copies, for the next
+  CheckpointTimes times_;
 };
 
 }  // namespace strata::recovery

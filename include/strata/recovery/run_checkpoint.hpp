@@ -4,6 +4,7 @@
 //   DIR/latest               the name of the newest complete checkpoint
 //   DIR/call-00000012/       the checkpoint taken after loop call 12, complete: it is
 //                            written as call-00000012.tmp/ and renamed when done
+//                            (strata/recovery/pending_checkpoint.hpp writes it)
 //     manifest.txt           the run (program, ranks, threads, seed), the loop call and
 //                            its site, the arrays, the journals; ends with its checksum
 //     array-<id>/            each array, in the format of strata/io/checkpoint.hpp
@@ -76,14 +77,6 @@ std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const s
 
 /// "call-00000012"
 std::string checkpoint_name(std::int64_t call);
-
-/// Collective: writes the checkpoint of loop call `m.call` into `root`: the arrays
-/// with these ids (and their Buffers' owner state), every rank's journal, the
-/// manifest; then switches `latest` to it and removes all but the two newest.
-/// `m.arrays` and `m.journals` are filled in here. Throws IoError on every rank if
-/// any rank fails; `latest` then still names the previous checkpoint.
-void write_run_checkpoint(Runtime& rt, const std::filesystem::path& root, RunManifest m,
-                          const std::vector<std::uint64_t>& array_ids, const std::vector<CallRecord>& journal);
 
 /// A checkpoint read back for resuming, verified: the manifest and every rank's
 /// journal (all of them, so a run with another rank count can combine them).
