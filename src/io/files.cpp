@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -17,8 +18,9 @@ namespace {
 
 class Fd {
  public:
-  Fd(const fs::path& p, int flags, const char* what)
-      : fd_(::open(p.c_str(), flags | O_CLOEXEC, 0644)) {
+  Fd(const fs::path& p, int flags, const char* what) : Fd(::open(p.c_str(), flags | O_CLOEXEC, 0644), p, what) {}
+  /// Takes an open()'s result.
+  Fd(int fd, const fs::path& p, const char* what) : fd_(fd) {
     if (fd_ < 0)
       throw IoError(fmt::format("cannot {} {}: {}", what, p.string(), errno_text(errno)));
   }
@@ -43,6 +45,31 @@ class Fd {
   int fd_;
 };
 
+// Writes all of `data` at the file's position. Returns false when the kernel refuses
+// the first write with EINVAL, as it does for O_DIRECT writes its device cannot take;
+// throws IoError on any other failure.
+bool write_all(const Fd& fd, const fs::path& p, std::span<const std::byte> data) {
+  for (std::size_t at = 0; at < data.size();) {
+    const ssize_t n = ::write(fd.get(), data.data() + at, data.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINVAL && at == 0) return false;
+    if (n < 0) throw IoError(fmt::format("cannot write {}: {}", p.string(), errno_text(errno)));
+    at += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void write_through_cache(const Fd& fd, const fs::path& p, std::span<const std::byte> data) {
+  if (!write_all(fd, p, data))
+    throw IoError(fmt::format("cannot write {}: {}", p.string(), errno_text(EINVAL)));
+}
+
+void stop_direct_io(const Fd& fd, const fs::path& p) {
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_DIRECT) != 0)
+    throw IoError(fmt::format("cannot change the write mode of {}: {}", p.string(), errno_text(errno)));
+}
+
 }  // namespace
 
 std::string errno_text(int err) {
@@ -51,12 +78,27 @@ std::string errno_text(int err) {
 
 void write_file_synced(const fs::path& p, std::span<const std::byte> data) {
   Fd fd(p, O_WRONLY | O_CREAT | O_TRUNC, "create");
-  for (std::size_t at = 0; at < data.size();) {
-    const ssize_t n = ::write(fd.get(), data.data() + at, data.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw IoError(fmt::format("cannot write {}: {}", p.string(), errno_text(errno)));
-    at += static_cast<std::size_t>(n);
+  write_through_cache(fd, p, data);
+  fd.sync(p);
+  fd.close(p);
+}
+
+void write_file_synced_direct(const fs::path& p, std::span<const std::byte> data) {
+  const std::size_t bulk = data.size() / kDirectIoAlignment * kDirectIoAlignment;
+  if (reinterpret_cast<std::uintptr_t>(data.data()) % kDirectIoAlignment != 0 || bulk < (std::size_t{1} << 20)) {
+    write_file_synced(p, data);
+    return;
   }
+  const int raw = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+  if (raw < 0 && errno == EINVAL) {  // a file system without O_DIRECT
+    write_file_synced(p, data);
+    return;
+  }
+  Fd fd(raw, p, "create");
+  std::size_t done = 0;
+  if (write_all(fd, p, data.first(bulk))) done = bulk;  // else a device that wants larger blocks
+  stop_direct_io(fd, p);  // the tail is less than a block (and a refused bulk goes this way too)
+  write_through_cache(fd, p, data.subspan(done));
   fd.sync(p);
   fd.close(p);
 }

@@ -92,7 +92,7 @@ void PendingCheckpoint::copy_share(const std::vector<std::uint64_t>& array_ids, 
     if (!a) continue;  // gone since the call that changed it (on every rank alike)
     SavedArray saved{id, a->type_tag(), a->shape_vector(), false, 0, a->name()};
     auto add = [&](const std::string& name, detail::CheckpointSnapshot s) {
-      files_.push_back({tmp_ / name / detail::checkpoint_part_name(rank), std::move(s.part)});
+      files_.push_back({tmp_ / name / detail::checkpoint_part_name(rank), std::move(s.part), s.offset});
       array_dirs_.emplace_back(name, std::move(s.meta));
     };
     add(fmt::format("array-{}", id), a->checkpoint_snapshot(reuse()));
@@ -104,7 +104,7 @@ void PendingCheckpoint::copy_share(const std::vector<std::uint64_t>& array_ids, 
     manifest_.arrays.push_back(std::move(saved));
   }
   files_.push_back({tmp_ / fmt::format("journal-{}.bin", rank), encode_journal(journal)});
-  for (auto& f : files_) f.size = f.bytes.size();
+  for (auto& f : files_) f.size = f.content().size();
 }
 
 PendingCheckpoint::~PendingCheckpoint() {
@@ -163,8 +163,8 @@ void PendingCheckpoint::write_files() {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<fs::path> dirs;
   for (auto& f : files_) {
-    f.checksum = detail::checkpoint_checksum(f.bytes);
-    detail::write_file_synced(f.path, f.bytes);
+    f.checksum = detail::checkpoint_checksum(f.content());
+    detail::write_file_synced_direct(f.path, f.content());
     if (!background_) Bytes().swap(f.bytes);  // inline: nothing keeps the copy
     if (std::find(dirs.begin(), dirs.end(), f.path.parent_path()) == dirs.end()) dirs.push_back(f.path.parent_path());
   }

@@ -32,9 +32,19 @@ TEST(RuntimeOptions, ParsesAndRemovesStrataFlags) {
   EXPECT_EQ(a.ptrs[3], nullptr);
 }
 
+TEST(RuntimeOptions, CheckpointWriteMode) {
+  EXPECT_TRUE(RuntimeOptions{}.checkpoint_in_background);
+  Args inline_args({"prog", "--strata-checkpoint-write=inline"});
+  EXPECT_FALSE(parse_runtime_options(inline_args.argc, inline_args.ptrs.data()).checkpoint_in_background);
+  Args background({"prog", "--strata-checkpoint-write", "background"});
+  RuntimeOptions defaults;
+  defaults.checkpoint_in_background = false;
+  EXPECT_TRUE(parse_runtime_options(background.argc, background.ptrs.data(), defaults).checkpoint_in_background);
+}
+
 TEST(RuntimeOptions, BadValuesNameTheOption) {
   for (const char* bad : {"--strata-threads=0", "--strata-threads=two", "--strata-timeout=-1", "--strata-log=loud",
-                          "--strata-bogus=1", "--strata-seed=-4"}) {
+                          "--strata-bogus=1", "--strata-seed=-4", "--strata-checkpoint-write=later"}) {
     Args a({"prog", bad});
     try {
       parse_runtime_options(a.argc, a.ptrs.data());

@@ -32,6 +32,7 @@
 
 #include "strata/dist_array.hpp"
 #include "strata/io/checkpoint_format.hpp"
+#include "strata/io/files.hpp"
 
 namespace strata {
 
@@ -87,6 +88,21 @@ CheckpointManifest checkpoint_manifest_of(const DistArray<T, N>& a, const std::s
   }
   m.nnz = a.nnz();
   return m;
+}
+
+/// Empties `storage` and readies it for `bytes` more bytes after a pad that puts them
+/// on a kDirectIoAlignment boundary, so that they can be written with O_DIRECT;
+/// returns the pad. Storage too small is replaced by fresh storage on huge pages.
+inline std::size_t prepare_direct_io_storage(Bytes& storage, std::size_t bytes) {
+  storage.clear();
+  if (storage.capacity() < bytes + kDirectIoAlignment) {
+    Bytes().swap(storage);
+    reserve_huge(storage, bytes + kDirectIoAlignment);
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+  const std::size_t pad = (kDirectIoAlignment - address % kDirectIoAlignment) % kDirectIoAlignment;
+  storage.resize(pad);
+  return pad;
 }
 
 /// Appends this rank's part of a sparse array to `mine`: its indices, then its values.
@@ -163,19 +179,12 @@ template <class T, std::size_t N>
 detail::CheckpointSnapshot DistArray<T, N>::checkpoint_snapshot(Bytes storage) const {
   detail::CheckpointSnapshot s{detail::checkpoint_manifest_of(*this, checkpoint_type_tag<T>(), detail::array_label(*this)),
                                std::move(storage)};
-  s.part.clear();
-  if (is_sparse()) {
-    detail::append_sparse_checkpoint_part(s.part, *this);
-  } else {
-    // Copy into reserved storage in one pass, without zero-filling first. Fresh
-    // storage gets huge pages, sparing a page fault per 4 KiB.
-    const auto bytes = std::as_bytes(local_values());
-    if (s.part.capacity() < bytes.size()) {
-      Bytes().swap(s.part);
-      detail::reserve_huge(s.part, bytes.size());
-    }
-    s.part.insert(s.part.end(), bytes.begin(), bytes.end());
-  }
+  const auto values = std::as_bytes(local_values());
+  const std::size_t bytes = is_sparse() ? local_keys().size() * sizeof(Index<N>) + values.size() : values.size();
+  s.offset = detail::prepare_direct_io_storage(s.part, bytes);
+  // Copied into reserved storage in one pass, without zero-filling first.
+  if (is_sparse()) detail::append_sparse_checkpoint_part(s.part, *this);
+  else s.part.insert(s.part.end(), values.begin(), values.end());
   return s;
 }
 

@@ -8,7 +8,9 @@
 //  1. copy (constructor, collective): every rank copies its share of what the
 //     checkpoint holds (its part of every changed array, its Buffers' owner state,
 //     its journal); rank 0 makes DIR/call-N.tmp/;
-//  2. write (background, every rank): the copies go into call-N.tmp/, fsynced;
+//  2. write (background, every rank): the copies go into call-N.tmp/, fsynced; their
+//     bulk straight from memory to the disk (O_DIRECT, io/files.hpp), so writing
+//     takes neither page-cache memory nor the CPU time of copying into it;
 //  3. publish (background, rank 0, once every rank has written): each array's
 //     manifest and the run manifest, the rename of call-N.tmp to call-N, DIR/latest,
 //     and removing all but the two newest checkpoints;
@@ -30,6 +32,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -81,8 +84,10 @@ class PendingCheckpoint {
   enum class Step { write, publish, done };
   struct File {
     std::filesystem::path path;
-    Bytes bytes;  ///< the copy
+    Bytes bytes;             ///< the copy, from `offset` on (a pad before aligns it for O_DIRECT)
+    std::size_t offset = 0;
     std::uint64_t size = 0, checksum = 0;
+    std::span<const std::byte> content() const { return std::span<const std::byte>(bytes).subspan(offset); }
   };
 
   void copy_share(const std::vector<std::uint64_t>& array_ids, const std::vector<CallRecord>& journal,
