@@ -175,10 +175,10 @@ void PendingCheckpoint::write_files() {
 // Rank 0, once every rank's files are durable: each array directory's manifest, the
 // run manifest, the switch from call-N.tmp to call-N, `latest`; then the clean-up.
 void PendingCheckpoint::publish(const std::vector<Bytes>& sums) {
-  auto sum_of = [&](int rank, std::size_t file) {
-    return detail::as_vector<FileSum>(sums[static_cast<std::size_t>(rank)]).at(file);
-  };
   const int ranks = rt_.size();
+  std::vector<std::vector<FileSum>> of_rank;  // [rank][file], in the order of files_
+  for (const auto& b : sums) of_rank.push_back(detail::as_vector<FileSum>(b));
+  auto sum_of = [&](int rank, std::size_t file) { return of_rank.at(static_cast<std::size_t>(rank)).at(file); };
   for (std::size_t k = 0; k < array_dirs_.size(); ++k) {
     detail::CheckpointManifest m = array_dirs_[k].second;
     m.ranks = ranks;

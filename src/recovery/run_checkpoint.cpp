@@ -1,9 +1,8 @@
-// Writing and reading run checkpoints (see strata/recovery/run_checkpoint.hpp).
+// The run manifest and the journals of a run checkpoint, and reading a checkpoint back
+// for resuming (see strata/recovery/run_checkpoint.hpp; pending_checkpoint.cpp writes
+// them).
 #include "strata/recovery/run_checkpoint.hpp"
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -14,8 +13,6 @@
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 #include "strata/io/files.hpp"
-#include "strata/loop/access.hpp"
-#include "strata/ps/buffer_base.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::recovery {
