@@ -69,7 +69,6 @@ struct CheckpointSnapshot {
   CheckpointManifest meta;
   Bytes part;              ///< the part's bytes start at `offset`
   std::size_t offset = 0;  ///< a pad that puts them on a 4 KiB boundary, for O_DIRECT
-  std::span<const std::byte> bytes() const { return std::span<const std::byte>(part).subspan(offset); }
 };
 
 /// What the loading caller expects; load rejects a checkpoint that differs. (Dense
