@@ -125,11 +125,15 @@ class RelaxedTable final : public detail::RelaxedBase {
                                     label(), follow_.size(), clocks_));
     version_ = -1;
     versions_.assign(static_cast<std::size_t>(clocks_), -1);
-    // The first fill: every owner sends each reader its block as it is now.
-    std::vector<Bytes> blocks(static_cast<std::size_t>(rt.size()));
-    for (int q = 0; q < rt.size(); ++q) blocks[static_cast<std::size_t>(q)] = snapshot_for(q);
-    const auto filled = rt.comm().alltoallv(blocks);
-    for (int o = 0; o < rt.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
+    if (direct_) {
+      view_.block = target_.local_values().data();  // the values may have moved since the last run
+    } else {
+      // The first fill: every owner sends each reader its block as it is now.
+      std::vector<Bytes> blocks(static_cast<std::size_t>(rt.size()));
+      for (int q = 0; q < rt.size(); ++q) blocks[static_cast<std::size_t>(q)] = snapshot_for(q);
+      const auto filled = rt.comm().alltoallv(blocks);
+      for (int o = 0; o < rt.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
+    }
     for (auto& c : counters_) c = Counters{};
     if (logging_) log_.begin(rt.threads(), outbox_ != nullptr);
     if (outbox_) outbox_->begin_run(std::chrono::steady_clock::now());
@@ -390,6 +394,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   }
   Index<N> first_of(std::int64_t unit) const { return delinearize(unit * unit_len_, target_.shape()); }
   // Where element `key` (row-major) sits in the cache block, or -1 when not cached.
+  // Hybrid and managed tables only, which keep a block (never direct_).
   std::int64_t cache_position(std::int64_t key) const {
     const T* unit = view_.unit<T>(key / unit_len_);
     return unit ? (unit - block_.data()) + key % unit_len_ : -1;
@@ -409,7 +414,8 @@ class RelaxedTable final : public detail::RelaxedBase {
       for (std::size_t w = 0; w < learned_bits_.size(); ++w) bits[w] |= learned_bits_[w];
     }
     bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
-    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ || block_.empty();
+    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ ||
+                         (block_.empty() && !direct_);
     if (rt.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
     laid_out_bits_ = bits;
     laid_out_version_ = target_.structure_version();
@@ -441,7 +447,9 @@ class RelaxedTable final : public detail::RelaxedBase {
       detail::append_span<std::int64_t>(lists[static_cast<std::size_t>(o)], reads_from_[static_cast<std::size_t>(o)]);
     }
     base_[static_cast<std::size_t>(R)] = slot;
-    block_.assign(static_cast<std::size_t>(whole_ ? units_ : slot) * static_cast<std::size_t>(unit_len_), T{});
+    direct_ = whole_ && R == 1 && !outbox_ && !consistency_.hybrid && owner_values_are_laid_out_like_the_array();
+    if (direct_) std::vector<T>().swap(block_);
+    else block_.assign(static_cast<std::size_t>(whole_ ? units_ : slot) * static_cast<std::size_t>(unit_len_), T{});
     const auto asked = rt.comm().alltoallv(lists);
     const std::size_t local_units = target_.local_values().size() / static_cast<std::size_t>(std::max<std::int64_t>(unit_len_, 1));
     serves_.assign(static_cast<std::size_t>(R), {});
@@ -458,8 +466,18 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
     is_changed_.assign(local_units, 0);
     changed_.clear();
-    view_ = detail::CacheView{block_.data(), whole_ ? laid_out_bits_.data() : nullptr,
-                              whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
+    view_ = detail::CacheView{direct_ ? target_.local_values().data() : block_.data(),
+                              whole_ ? laid_out_bits_.data() : nullptr, whole_ ? nullptr : slot_of_.data(), units_,
+                              unit_len_};
+  }
+
+  // Whether unit u of this rank's values sits where an array-shaped cache block
+  // keeps it (u * unit_len_), for every unit: true of one rank's dense array.
+  bool owner_values_are_laid_out_like_the_array() const {
+    if (target_.local_values().size() != static_cast<std::size_t>(units_ * unit_len_)) return false;
+    for (std::int64_t u = 0; u < units_; ++u)
+      if (target_.local_offset(first_of(u)) != u * unit_len_) return false;
+    return true;
   }
 
   // The owner's current values of all of reader q's units, in q's order, after a
@@ -662,7 +680,17 @@ class RelaxedTable final : public detail::RelaxedBase {
   // arithmetic as the owner's path, without messages or waiting for the Postman.
   // Part `part` of `parts` takes its own elements (tick_part; parts > 1 only for
   // 1-D arrays, where elements and units coincide, so no two parts share a unit).
+  // When the cache is the rank's own values (direct_), the apply is all there is.
   void apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed) {
+    if (direct_) {  // the cache is the values: nothing to copy, no changes to track
+      owner_.take_pending_part(
+          [&](std::int64_t k, const T& d) {
+            if (logging_) log_.applied(k, clock, d);
+            owner_.apply_delta(k, d, round_ + clock);
+          },
+          part, parts);
+      return;
+    }
     owner_.take_pending_part([&](std::int64_t k, const T& d) { apply_one(Delta{k, d}, clock, changed); }, part, parts);
     if (clock + 1 < clocks_) {
       const auto values = target_.local_values();
@@ -783,7 +811,11 @@ class RelaxedTable final : public detail::RelaxedBase {
   bool whole_ = false;                                 // block_ is laid out like the array
   std::vector<std::int32_t> slot_of_;                  // compact layout: per unit, its slot in block_, or -1
   std::vector<std::int32_t> base_;                     // per owner: its first slot
-  std::vector<T> block_;                               // the cache
+  std::vector<T> block_;                               // the cache (empty when direct_)
+  // One rank, neither managed nor Hybrid, array-shaped layout: the cache is the rank's
+  // own values. The rank's threads apply each clock while stopped (apply_own), so no
+  // read sees a value change, and a copy would cost a write per change and the memory.
+  bool direct_ = false;
   detail::CacheView view_;                             // block_ as reads find units in it (set by lay_out)
 
   // Reader side, loop threads (tick runs while the rank's threads are stopped).
