@@ -267,16 +267,12 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     if (count == 0) count = pending_.size();
     taking_.clear();
     for (std::size_t t = from; t < from + count; ++t) taking_.push_back(&pending_[t].set);
-    taking_walk_ = ps::DeltaSet<T>::walks_bitmaps(taking_);
   }
   template <class F>
   void take_pending_part(F&& f, int part, int parts) {
-    ps::DeltaSet<T>::drain_part(taking_, taking_walk_, part, parts, f);
+    ps::DeltaSet<T>::drain_part(taking_, part, parts, f);
   }
-  void take_pending_end() {
-    if (taking_walk_) ps::DeltaSet<T>::forget_listed(taking_);
-    taking_.clear();
-  }
+  void take_pending_end() { taking_.clear(); }
   // Thread `th`'s pending deltas, added to `into`; the thread's buffer is left empty.
   // Runs on that thread.
   void hand_over(int th, ps::DeltaSet<T>& into) { pending_[static_cast<std::size_t>(th)].set.move_into(into); }
@@ -310,7 +306,6 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
   Apply apply_;
   std::vector<Pending> pending_, saved_;
   std::vector<ps::DeltaSet<T>*> taking_;  // between take_pending_begin and _end
-  bool taking_walk_ = false;
   std::optional<DistArray<state_type, N>> state_;
   std::int64_t rounds_ = 0;
   std::unique_ptr<ps::RelaxedTable<T, N, Buffer>> table_;  // relaxed arrays only

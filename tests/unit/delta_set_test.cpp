@@ -1,6 +1,7 @@
-// DeltaSet::drain: the per-element sums of several threads' delta sets, taken by
-// walking the bitmaps (many elements), by following the lists (few), or from hash
-// maps (large arrays), whole or in parts on several threads.
+// DeltaSet: the per-element sums of several threads' delta sets, taken by walking
+// the bitmaps through their summary (dense sets, however few elements they hold) or
+// from hash maps (large arrays), whole or in parts on several threads; what a
+// managed outbox takes out of a set one element at a time.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@ struct Case {
 struct Filled {
   std::vector<DeltaSet<float>> sets;
   std::map<std::int64_t, float> expected;
+  std::vector<std::size_t> held;  // per set: the elements it holds
 };
 
 Filled fill(const Case& c, std::uint64_t seed) {
@@ -41,6 +43,7 @@ Filled fill(const Case& c, std::uint64_t seed) {
       own[static_cast<std::size_t>(s)][u] += d;
     }
   }
+  for (const auto& o : own) f.held.push_back(o.size());
   std::map<std::int64_t, bool> seen;
   for (const auto& o : own)
     for (const auto& [k, d] : o) seen[k] = true;
@@ -60,8 +63,9 @@ std::vector<DeltaSet<float>*> pointers(std::vector<DeltaSet<float>>& sets) {
 }
 
 const Case kCases[] = {
-    {"dense, many elements (bitmaps walked)", 4096, 3000},
-    {"dense, few elements (lists followed)", 1 << 20, 200},
+    {"dense, many elements", 4096, 3000},
+    {"dense, few elements of a large array", 1 << 20, 200},
+    {"dense, a volume not a multiple of 64", 5000, 2000},
     {"hashed", DeltaSet<float>::kDenseBytes, 500},
 };
 
@@ -70,7 +74,7 @@ TEST(DeltaSet, DrainSumsTheSetsInOrderAndEmptiesThem) {
     SCOPED_TRACE(c.name);
     Filled f = fill(c, 7);
     const auto sets = pointers(f.sets);
-    EXPECT_EQ(DeltaSet<float>::walks_bitmaps(sets), c.volume == 4096);
+    for (std::size_t s = 0; s < 3; ++s) EXPECT_EQ(f.sets[s].size(), f.held[s]);
     std::map<std::int64_t, float> got;
     std::vector<std::int64_t> order;
     DeltaSet<float>::drain(sets, [&](std::int64_t k, float d) {
@@ -79,7 +83,7 @@ TEST(DeltaSet, DrainSumsTheSetsInOrderAndEmptiesThem) {
       order.push_back(k);
     });
     EXPECT_EQ(got, f.expected);  // exact: the same additions in the same order
-    if (c.volume == 4096) {
+    if (f.sets[0].dense()) {
       EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
     }
     for (const auto& s : f.sets) EXPECT_TRUE(s.empty());
@@ -98,17 +102,41 @@ TEST(DeltaSet, DrainInPartsGivesWhatOneDrainGives) {
     for (const int parts : {1, 2, 3, 7}) {
       Filled f = fill(c, 11);
       const auto sets = pointers(f.sets);
-      const bool walk = DeltaSet<float>::walks_bitmaps(sets);
       std::map<std::int64_t, float> got;
       for (int p = 0; p < parts; ++p)
-        DeltaSet<float>::drain_part(sets, walk, p, parts, [&](std::int64_t k, float d) {
+        DeltaSet<float>::drain_part(sets, p, parts, [&](std::int64_t k, float d) {
           EXPECT_FALSE(got.count(k)) << "element " << k << " drained twice (part " << p << ")";
           got[k] = d;
         });
-      if (walk) DeltaSet<float>::forget_listed(sets);
       EXPECT_EQ(got, f.expected) << parts << " parts";
       for (const auto& s : f.sets) EXPECT_TRUE(s.empty());
     }
+  }
+}
+
+// A managed outbox takes chosen elements out of its set; what is left walks, drains
+// and clears as if those had never been added, and an emptied set is empty.
+TEST(DeltaSet, ExtractTakesElementsOutOfTheWalk) {
+  for (const std::int64_t volume : {std::int64_t{200}, std::int64_t{1} << 20, DeltaSet<float>::kDenseBytes}) {
+    SCOPED_TRACE(volume);
+    DeltaSet<float> s(volume);
+    EXPECT_TRUE(s.empty());
+    // Two elements alone in their bitmap word, two sharing one, one far away.
+    for (const std::int64_t k : {3, 70, 71, 130, 199}) s.add(k, static_cast<float>(k));
+    EXPECT_EQ(s.size(), 5u);
+    EXPECT_EQ(s.extract({70, 3}), (std::vector<float>{70.0f, 3.0f}));
+    EXPECT_EQ(s.size(), 3u);
+    EXPECT_EQ(s.sorted(), (std::vector<std::pair<std::int64_t, float>>{{71, 71.0f}, {130, 130.0f}, {199, 199.0f}}));
+    s.add(3, 1.0f);  // taken out, then added again: starts from zero
+    EXPECT_EQ(s.sorted().front(), (std::pair<std::int64_t, float>{3, 1.0f}));
+    EXPECT_EQ(s.extract({71, 130, 199, 3}).size(), 4u);
+    EXPECT_TRUE(s.empty());
+    EXPECT_EQ(s.size(), 0u);
+    s.add(199, 2.0f);
+    s.clear();
+    EXPECT_TRUE(s.empty());
+    s.add(199, 0.5f);  // cleared slots start from zero
+    EXPECT_EQ(s.sorted(), (std::vector<std::pair<std::int64_t, float>>{{199, 0.5f}}));
   }
 }
 
