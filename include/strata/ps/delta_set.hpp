@@ -27,6 +27,8 @@ template <class T>
 class DeltaSet {
  public:
   static constexpr std::int64_t kDenseBytes = std::int64_t{64} << 20;
+  /// Elements one summary word covers: 64 bitmap words of 64 elements.
+  static constexpr std::size_t kSummarySpan = 64 * 64;
 
   DeltaSet() = default;
   /// A set over the elements [0, volume) of an array.
@@ -59,7 +61,7 @@ class DeltaSet {
   std::size_t size() const {
     if (!dense_) return sparse_.size();
     std::size_t n = 0;
-    for_each_marked_word(0, summary_.size(), [&](std::size_t w) { n += static_cast<std::size_t>(std::popcount(marked_[w])); });
+    for_each_marked_word([&](std::size_t w) { n += static_cast<std::size_t>(std::popcount(marked_[w])); });
     return n;
   }
   bool empty() const {
@@ -74,7 +76,7 @@ class DeltaSet {
     if (marks_) [[likely]] {
       const auto at = static_cast<std::size_t>(k);
       marks_[at / 64] |= std::uint64_t{1} << (at % 64);
-      summary_marks_[at / 4096] |= std::uint64_t{1} << (at / 64 % 64);
+      summary_marks_[at / kSummarySpan] |= std::uint64_t{1} << (at / 64 % 64);
       values_[at] += delta;
       return;
     }
@@ -89,7 +91,7 @@ class DeltaSet {
       for (const auto& [k, d] : sparse_) f(k, d);
       return;
     }
-    for_each_marked_word(0, summary_.size(), [&](std::size_t w) {
+    for_each_marked_word([&](std::size_t w) {
       for (std::uint64_t b = marked_[w]; b; b &= b - 1) {
         const std::size_t at = w * 64 + static_cast<std::size_t>(std::countr_zero(b));
         f(static_cast<std::int64_t>(at), slots_[at]);
@@ -123,7 +125,7 @@ class DeltaSet {
       return;
     }
     // Parts split the summary, so no two share a summary word (each clears its own).
-    const std::size_t S = static_cast<std::size_t>((sets[0]->volume_ + 4095) / 4096);
+    const std::size_t S = summary_words(sets[0]->volume_);
     const std::size_t P = static_cast<std::size_t>(parts), p = static_cast<std::size_t>(part);
     for (std::size_t s = S * p / P; s < S * (p + 1) / P; ++s) {
       std::uint64_t any = 0;
@@ -163,7 +165,7 @@ class DeltaSet {
       slots_[at] = T{};
       std::uint64_t& word = marked_[at / 64];
       word &= ~(std::uint64_t{1} << (at % 64));
-      if (word == 0) summary_[at / 4096] &= ~(std::uint64_t{1} << (at / 64 % 64));
+      if (word == 0) summary_[at / kSummarySpan] &= ~(std::uint64_t{1} << (at / 64 % 64));
     }
     return out;
   }
@@ -173,7 +175,7 @@ class DeltaSet {
       sparse_.clear();
       return;
     }
-    for_each_marked_word(0, summary_.size(), [&](std::size_t w) {
+    for_each_marked_word([&](std::size_t w) {
       for (std::uint64_t b = marked_[w]; b; b &= b - 1) slots_[w * 64 + static_cast<std::size_t>(std::countr_zero(b))] = T{};
       marked_[w] = 0;
     });
@@ -190,7 +192,7 @@ class DeltaSet {
     }
     slots_.assign(static_cast<std::size_t>(volume_), T{});
     marked_.assign(static_cast<std::size_t>((volume_ + 63) / 64), 0);
-    summary_.assign(static_cast<std::size_t>((volume_ + 4095) / 4096), 0);
+    summary_.assign(summary_words(volume_), 0);
     point();
     add(k, delta);
   }
@@ -202,11 +204,13 @@ class DeltaSet {
     summary_marks_ = ready ? summary_.data() : nullptr;
   }
 
-  // f(w) for every word w of marked_ with a bit set whose summary word is in
-  // [from, to), in increasing order.
+  static std::size_t summary_words(std::int64_t volume) {
+    return (static_cast<std::size_t>(volume) + kSummarySpan - 1) / kSummarySpan;
+  }
+  // f(w) for every word w of marked_ with a bit set, in increasing order.
   template <class F>
-  void for_each_marked_word(std::size_t from, std::size_t to, F&& f) const {
-    for (std::size_t s = from; s < to; ++s)
+  void for_each_marked_word(F&& f) const {
+    for (std::size_t s = 0; s < summary_.size(); ++s)
       for (std::uint64_t b = summary_[s]; b; b &= b - 1) {
         const std::size_t w = s * 64 + static_cast<std::size_t>(std::countr_zero(b));
         if (marked_[w]) f(w);  // extract() may have emptied it

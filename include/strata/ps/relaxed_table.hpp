@@ -414,8 +414,7 @@ class RelaxedTable final : public detail::RelaxedBase {
       for (std::size_t w = 0; w < learned_bits_.size(); ++w) bits[w] |= learned_bits_[w];
     }
     bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
-    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ ||
-                         (block_.empty() && !direct_);
+    const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_;
     if (rt.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
     laid_out_bits_ = bits;
     laid_out_version_ = target_.structure_version();
@@ -464,7 +463,7 @@ class RelaxedTable final : public detail::RelaxedBase {
         serves_[static_cast<std::size_t>(q)].push_back(off);
       }
     }
-    is_changed_.assign(local_units, 0);
+    is_changed_.assign(direct_ ? 0 : local_units, 0);  // a direct cache tracks no changes
     changed_.clear();
     view_ = detail::CacheView{direct_ ? target_.local_values().data() : block_.data(),
                               whole_ ? laid_out_bits_.data() : nullptr, whole_ ? nullptr : slot_of_.data(), units_,
@@ -670,8 +669,11 @@ class RelaxedTable final : public detail::RelaxedBase {
       changed.push_back(static_cast<std::int64_t>(u));
       if (keeps_history_) history_.note(off, target_.local_values().data() + off * unit_len_);
     }
-    if (logging_) log_.applied(d.key, clock, d.delta);
-    owner_.apply_delta(d.key, d.delta, round_ + clock);
+    apply_logged(d.key, d.delta, clock);
+  }
+  void apply_logged(std::int64_t key, const T& delta, std::int64_t clock) {
+    if (logging_) log_.applied(key, clock, delta);
+    owner_.apply_delta(key, delta, round_ + clock);
   }
 
   // One rank without managed communication: this rank owns every element and its
@@ -683,12 +685,7 @@ class RelaxedTable final : public detail::RelaxedBase {
   // When the cache is the rank's own values (direct_), the apply is all there is.
   void apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed) {
     if (direct_) {  // the cache is the values: nothing to copy, no changes to track
-      owner_.take_pending_part(
-          [&](std::int64_t k, const T& d) {
-            if (logging_) log_.applied(k, clock, d);
-            owner_.apply_delta(k, d, round_ + clock);
-          },
-          part, parts);
+      owner_.take_pending_part([&](std::int64_t k, const T& d) { apply_logged(k, d, clock); }, part, parts);
       return;
     }
     owner_.take_pending_part([&](std::int64_t k, const T& d) { apply_one(Delta{k, d}, clock, changed); }, part, parts);
