@@ -27,8 +27,9 @@ void StrataSlr::pass() {
   const std::int32_t* feature = p_.feature.data();
   const float* value = p_.value.data();
   auto body = [&](const Index<1>&, const Sample& s) {
+    const auto w = w_.reader();  // the cache lookup once per sample, not per non-zero
     float z = 0;
-    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) z += w_.read({feature[k]}) * value[k];
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) z += w.read({feature[k]}) * value[k];
     const float g = sigmoid(z) - s.label;
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) {
       const std::int64_t f = feature[k];
@@ -43,9 +44,10 @@ Fit StrataSlr::fit(DistArray<Sample, 1>& samples) {
   Accumulator<double> log_loss(rt_);
   Accumulator<std::int64_t> correct(rt_);
   run_or_explain(explaining_, samples, [&](const Index<1>&, const Sample& s) {
+    const auto w = w_.reader();
     float z = 0;
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
-      z += w_.read({p_.feature[static_cast<std::size_t>(k)]}) * p_.value[static_cast<std::size_t>(k)];
+      z += w.read({p_.feature[static_cast<std::size_t>(k)]}) * p_.value[static_cast<std::size_t>(k)];
     double l = 0;
     std::int64_t c = 0;
     measure(sigmoid(z), s.label, l, c);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "strata/apply.hpp"
+#include "strata/buffer_writer.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/loop/undo.hpp"
@@ -55,6 +56,8 @@ template <class T, std::size_t N, class Apply = apply::Sum>
 class Buffer final : public detail::BufferBase, public detail::UndoableState {
  public:
   using state_type = typename Apply::state_type;
+  using value_type = T;
+  static constexpr std::size_t rank = N;
 
   explicit Buffer(DistArray<T, N>& target, Apply apply = {}) : Buffer(target, std::move(apply), nullptr) {}
   /// A relaxed array: served by the parameter server with this consistency.
@@ -111,6 +114,10 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
     if constexpr (std::is_arithmetic_v<T>)
       if (table_ && table_->folds_locally()) [[unlikely]] table_->fold_locally(k, delta);
   }
+
+  /// Adds for one call of a loop body, with this thread's delta set looked up once
+  /// (strata/buffer_writer.hpp): take it inside the body.
+  BufferWriter<Buffer> writer() { return BufferWriter<Buffer>(*this); }
 
   void replay_begin(int workers) override {
     pending_.resize(static_cast<std::size_t>(workers), Pending{ps::DeltaSet<T>(volume(target_->shape()))});
@@ -209,6 +216,18 @@ class Buffer final : public detail::BufferBase, public detail::UndoableState {
 
  private:
   friend class ps::RelaxedTable<T, N, Buffer>;
+  friend class BufferWriter<Buffer>;
+
+  // For BufferWriter: whether an add may skip add()'s checks on this thread now (no
+  // observer to show it to, no Hybrid folding), and the thread's set's pointers.
+  bool writes_fast() const {
+    if (detail::t_observer && !target_->cache_view()) return false;
+    return !(table_ && table_->folds_locally());
+  }
+  typename ps::DeltaSet<T>::Slots thread_slots() const {
+    return pending_[static_cast<std::size_t>(detail::t_delta_set)].set.slots();
+  }
+  std::int64_t elements() const { return strata::volume(target_->shape()); }
 
   Buffer(DistArray<T, N>& target, Apply apply, std::nullptr_t)
       : detail::BufferBase(target.array_id()),

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/array_reader.hpp"
 #include "strata/detail/box.hpp"
 #include "strata/detail/collective_error.hpp"
 #include "strata/detail/huge_pages.hpp"
@@ -226,6 +227,9 @@ class DistArray : public detail::ArrayBase {
   const T& at(const Index<N>& i, std::source_location where = std::source_location::current()) const {
     return read(i, where);
   }
+  /// Reads for one call of a loop body, with the cache lookup hoisted out of the
+  /// body's inner loops (strata/array_reader.hpp): take it inside the body.
+  ArrayReader<T, N> reader() const { return ArrayReader<T, N>(*this); }
   /// Write-only access (the old value is not read).
   void write(const Index<N>& i, const T& v, std::source_location where = std::source_location::current()) {
     *element(i, where, detail::AccessMode::write) = v;

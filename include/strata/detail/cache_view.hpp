@@ -23,10 +23,11 @@ inline thread_local std::int64_t t_cache_reads[kCountedViews] = {};
 
 /// A view of the cache block. Units are elements of a 1-D array, rows along the last
 /// dimension otherwise; the block is either laid out like the array (`held` says
-/// which units it holds) or compact (`slot_of` gives each unit's slot, or -1).
+/// which units it holds, or, when null and `slot_of` is null too, it holds them all)
+/// or compact (`slot_of` gives each unit's slot, or -1).
 struct CacheView {
   void* block = nullptr;
-  const std::uint64_t* held = nullptr;   // array-shaped layout, else nullptr
+  const std::uint64_t* held = nullptr;   // array-shaped layout holding some units, else nullptr
   const std::int32_t* slot_of = nullptr;  // compact layout, else nullptr
   std::int64_t units = 0, unit_len = 1;
   int counter = 0;  // its slot of t_cache_reads
@@ -40,9 +41,11 @@ struct CacheView {
     if (held) {
       if (!(held[at / 64] >> (at % 64) & 1)) return nullptr;
       slot = u;
-    } else {
+    } else if (slot_of) {
       slot = slot_of[at];
       if (slot < 0) return nullptr;
+    } else {
+      slot = u;  // every unit
     }
     return static_cast<T*>(block) + slot * unit_len;
   }

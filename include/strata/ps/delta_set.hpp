@@ -69,15 +69,29 @@ class DeltaSet {
     return std::all_of(summary_.begin(), summary_.end(), [](std::uint64_t s) { return s == 0; });
   }
 
+  /// The hot path's pointers into an allocated dense set (all null otherwise). A
+  /// BufferWriter holds them for one call of a loop body; they stay valid until the
+  /// set is copied over or its first add allocates it.
+  struct Slots {
+    T* values = nullptr;
+    std::uint64_t* marks = nullptr;
+    std::uint64_t* summary = nullptr;
+  };
+  Slots slots() const { return {values_, marks_, summary_marks_}; }
+  /// An add through Slots: both bits, then the sum (k within the volume).
+  [[gnu::always_inline]] static void add_to(const Slots& s, std::int64_t k, const T& delta) {
+    const auto at = static_cast<std::size_t>(k);
+    s.marks[at / 64] |= std::uint64_t{1} << (at % 64);
+    s.summary[at / kSummarySpan] |= std::uint64_t{1} << (at / 64 % 64);
+    s.values[at] += delta;
+  }
+
   [[gnu::always_inline]] void add(std::int64_t k, const T& delta) {
     // The hot path of Buffer::add, through pointers held here (the vectors' own
     // bounds and emptiness would cost loads and branches). Inlined: a call per add
     // costs a sparse model about as much as the add itself.
     if (marks_) [[likely]] {
-      const auto at = static_cast<std::size_t>(k);
-      marks_[at / 64] |= std::uint64_t{1} << (at % 64);
-      summary_marks_[at / kSummarySpan] |= std::uint64_t{1} << (at / 64 % 64);
-      values_[at] += delta;
+      add_to(slots(), k, delta);
       return;
     }
     add_cold(k, delta);

@@ -465,9 +465,12 @@ class RelaxedTable final : public detail::RelaxedBase {
     }
     is_changed_.assign(direct_ ? 0 : local_units, 0);  // a direct cache tracks no changes
     changed_.clear();
+    // A direct cache whose read set is every unit needs no bit test: the view says
+    // it holds them all (reads outside the set, which the test counts, cannot occur).
+    const bool holds_all = direct_ && cached == units_;
     view_ = detail::CacheView{direct_ ? target_.local_values().data() : block_.data(),
-                              whole_ ? laid_out_bits_.data() : nullptr, whole_ ? nullptr : slot_of_.data(), units_,
-                              unit_len_};
+                              whole_ && !holds_all ? laid_out_bits_.data() : nullptr,
+                              whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
   }
 
   // Whether unit u of this rank's values sits where an array-shaped cache block
