@@ -13,7 +13,7 @@
 // observer and for Hybrid folding; after each add's stores the compiler reloads
 // all of it. A writer takes the set's pointers once (ps/delta_set.hpp, Slots), so
 // an add is a bounds test, two bit sets and the sum. It is the companion of
-// ArrayReader (strata/array_reader.hpp); see docs/buffers.md for the figures.
+// ArrayReader (strata/array_reader.hpp); docs/buffers.md has the figures.
 //
 // Whatever the fast path cannot do goes through Buffer::add, so it is observed,
 // checked, folded or reported exactly as there: reconnaissance and checked runs (an
