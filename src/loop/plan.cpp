@@ -220,6 +220,19 @@ std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
   return thread_of;
 }
 
+namespace {
+
+// How the iterations are spread over the rounds (RoundDealer), for explain.
+std::string rounds_note(int rounds, int slices) {
+  if (slices == 1) return "each time index's iterations are dealt over the rounds in turn";
+  if (slices == rounds) return fmt::format("each worker's space part is cut into {} slices, one per round", slices);
+  return fmt::format("each worker's space part is cut into {} slices, round r runs slice r mod {}, and each time "
+                     "index's iterations in a slice are dealt over its {} visits in turn",
+                     slices, slices, rounds / slices);
+}
+
+}  // namespace
+
 std::string Plan::explain() const {
   const auto names = dim_names(iter_dims);
   std::string out = fmt::format("plan for the loop at {} ({}-D iteration space, {})\n", loop_site, iter_dims,
@@ -251,9 +264,9 @@ std::string Plan::explain() const {
   if (!space_bounds_note.empty()) out += fmt::format("  worker bounds: {}\n", space_bounds_note);
   if (time_bounds.size() > 1) out += fmt::format("  time block bounds: [{}]\n", fmt::join(time_bounds, ", "));
   if (schedule.rounds > 1)
-    out += fmt::format("  rounds: {} (the time blocks go round the workers {} times per pass, each time to the next "
-                       "slice of every worker's space part)\n",
-                       schedule.rounds, schedule.rounds);
+    out += fmt::format("  rounds: {} (the time blocks go round the workers {} times per pass; {})\n", schedule.rounds,
+                       schedule.rounds, rounds_note(schedule.rounds, slices_per_worker));
+  if (slice_bounds.size() > 1) out += fmt::format("  slice bounds: [{}]\n", fmt::join(slice_bounds, ", "));
   for (const auto& r : roles) {
     const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"
                       : r.placement == Placement::travelling ? "travels with the time blocks"

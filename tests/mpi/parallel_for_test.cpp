@@ -3,8 +3,10 @@
 // ranks; the test runtime has 2 threads per rank, STRATA_THREADS=1 runs give 1).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
@@ -77,38 +79,69 @@ TEST(ParallelFor, SgdMatrixFactorisationIs2DAndSerializable) {
   EXPECT_NE(text.find("W[i, :]"), std::string::npos) << text;
 }
 
-// Rounds: the item blocks go round the workers three times per pass, each time to the
-// next slice of every worker's users; the run still equals its equivalent order.
-TEST(ParallelFor, SgdInRoundsIsSerializable) {
+// Rounds: the item blocks go round the workers `rounds` times per pass; each worker's
+// users are cut into `slices` slices, round q runs slice q mod slices, and a slice's
+// ratings of each item are dealt over the slice's visits in turn. The run still
+// equals its equivalent order.
+void expect_rounds_deal_each_item(int rounds, int slices) {
   const Ratings d = make_ratings();
   auto R = ratings_array(d).set_name("R");
   auto W = DistArray<float, 2>::randn(rt(), {d.users, kRank}, 0.1, 0.0, Partition::range(0), 21);
   auto H = DistArray<float, 2>::randn(rt(), {d.items, kRank}, 0.1, 0.0, Partition::range(0), 22);
   std::vector<float> w_ref = W.gather(), h_ref = H.gather();
   LoopOptions options;
-  options.rounds = 3;
+  options.rounds = rounds;
+  options.slices_per_worker = slices;
   options.shuffle_seed = 5;
   auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r, 0.05f, 0.01f); };
   for (int pass = 0; pass < 2; ++pass) {
     const loop::Plan& plan = parallel_for(R, body, options);
     ASSERT_EQ(plan.choice.strategy, analysis::Strategy::two_d) << plan.explain();
-    EXPECT_EQ(plan.schedule.rounds, 3);
-    ASSERT_EQ(plan.round_bounds.size(), static_cast<std::size_t>(plan.workers * 3 + 1));
-    for (int w = 0; w <= plan.workers; ++w)  // the slices refine the workers' parts
-      EXPECT_EQ(plan.round_bounds[static_cast<std::size_t>(w * 3)], plan.space_bounds[static_cast<std::size_t>(w)]);
-    // Each user's ratings all fall in the steps of one round.
+    ASSERT_EQ(plan.choice.space_dim, 0) << plan.explain();
+    EXPECT_EQ(plan.schedule.rounds, rounds);
+    EXPECT_EQ(plan.slices_per_worker, slices);
+    const int visits = rounds / slices;
+    // Per (worker, slice, item): how many ratings each visit got; per user: its rounds.
+    std::map<std::tuple<std::int64_t, int, std::int64_t>, std::vector<int>> per_visit;
     std::map<std::int64_t, std::set<int>> rounds_of_user;
-    for (const auto& it : loop::detail::scheduled_iterations(R, plan, 0))
-      rounds_of_user[it.index[0]].insert(plan.schedule.round_of(static_cast<int>(it.step)));
-    for (const auto& [user, rounds] : rounds_of_user) EXPECT_EQ(rounds.size(), 1U) << "user " << user;
+    for (const auto& it : loop::detail::scheduled_iterations(R, plan, 0)) {
+      const int round = plan.schedule.round_of(static_cast<int>(it.step));
+      auto& counts = per_visit.try_emplace({it.worker, round % slices, it.index[1]}, visits, 0).first->second;
+      ++counts[static_cast<std::size_t>(round / slices)];
+      rounds_of_user[it.index[0]].insert(round);
+    }
+    for (const auto& [key, counts] : per_visit)
+      EXPECT_LE(*std::max_element(counts.begin(), counts.end()) - *std::min_element(counts.begin(), counts.end()), 1)
+          << "worker " << std::get<0>(key) << ", slice " << std::get<1>(key) << ", item " << std::get<2>(key);
+    std::size_t users_in_several_rounds = 0;
+    for (const auto& [user, in] : rounds_of_user) {
+      users_in_several_rounds += in.size() > 1;
+      for (const int q : in) EXPECT_EQ(q % slices, *in.begin() % slices) << "user " << user << " is in two slices";
+    }
+    EXPECT_GT(users_in_several_rounds, rounds_of_user.size() / 2);
     for (const auto& ij : equivalent_order(R, plan))
       sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kRank)], &h_ref[static_cast<std::size_t>(ij[1] * kRank)],
                d.all.at(ij), 0.05f, 0.01f);
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
     ASSERT_EQ(H.gather(), h_ref) << "pass " << pass;
   }
-  EXPECT_NE(parallel_for(R, body, options).explain().find("rounds: 3"), std::string::npos);
+  EXPECT_NE(parallel_for(R, body, options).explain().find(fmt::format("rounds: {}", rounds)), std::string::npos);
+}
+
+TEST(ParallelFor, SgdInRoundsIsSerializable) { expect_rounds_deal_each_item(3, 1); }
+TEST(ParallelFor, SgdInSlicedRoundsIsSerializable) { expect_rounds_deal_each_item(4, 2); }
+
+TEST(ParallelFor, BadRoundsAreRefused) {
+  const Ratings d = make_ratings();
+  auto R = ratings_array(d);
+  auto W = DistArray<float, 2>::randn(rt(), {d.users, kRank}, 0.1, 0.0, Partition::range(0), 21);
+  auto H = DistArray<float, 2>::randn(rt(), {d.items, kRank}, 0.1, 0.0, Partition::range(0), 22);
+  auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r, 0.05f, 0.01f); };
+  LoopOptions options;
   options.rounds = -1;
+  EXPECT_THROW(parallel_for(R, body, options), OptionError);
+  options.rounds = 3;
+  options.slices_per_worker = 2;
   EXPECT_THROW(parallel_for(R, body, options), OptionError);
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "strata/dist_array.hpp"
 #include "strata/loop/plan.hpp"
 #include "strata/loop/reconnoitre.hpp"
+#include "strata/loop/round_dealer.hpp"
 
 namespace strata::loop::detail {
 
@@ -118,6 +120,24 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   }
   const int s = plan->choice.space_dim, t = plan->choice.time_dim;
   const auto& skew = plan->choice.skew;
+  // Unordered 2-D plans that go round more than once: the local slice (thread x S +
+  // slice) of each iteration, and a RoundDealer from their counts per time index.
+  const int slices = plan->slices_per_worker;
+  auto local_slice = [&](const Index<M>& i) {
+    const std::int64_t a = i[static_cast<std::size_t>(s)];
+    const int w = range_part(plan->space_bounds, a);
+    return (plan->slice_bounds.empty() ? w : range_part(plan->slice_bounds, a)) - r * T * slices;
+  };
+  std::optional<RoundDealer> rounds;
+  if (strategy == Strategy::two_d && plan->schedule.rounds > 1) {
+    const std::int64_t extent = space.shape()[static_cast<std::size_t>(t)];
+    std::vector<std::uint32_t> counts(static_cast<std::size_t>(T * slices * extent), 0);
+    for (std::int64_t pos = 0; pos < n; ++pos) {
+      const Index<M> i = index_at(space, pos);
+      ++counts[static_cast<std::size_t>(local_slice(i) * extent + i[static_cast<std::size_t>(t)])];
+    }
+    rounds.emplace(rt.comm(), counts, extent, slices, plan->schedule.rounds);
+  }
   for (std::int64_t pos = 0; pos < n; ++pos) {
     const Index<M> i = index_at(space, pos);
     int thread = 0, step = 0;
@@ -134,7 +154,7 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
           a = a2, b = b2;
         }
         const int w = range_part(plan->space_bounds, a);
-        const int round = plan->round_bounds.empty() ? 0 : range_part(plan->round_bounds, a) - w * plan->schedule.rounds;
+        const int round = rounds ? rounds->deal(local_slice(i), b) : 0;
         thread = w - r * T;
         step = plan->schedule.step_of(w, range_part(plan->time_bounds, b), round);
         break;

@@ -39,14 +39,20 @@ struct LoopOptions {
   /// overlap computation), more when the rows that follow the time dimension are
   /// large, so one block of them stays in a core's L2 cache.
   int blocks_per_worker = 0;
-  /// Unordered 2-D plans: times the time blocks go round the workers per pass; in
-  /// round q each worker runs the q-th slice of its space part. 0 = automatic: 8,
-  /// fewer when a step would hold under 1024 iterations. With one round a block
-  /// visits each worker once, so SGD sees each time-dimension row's updates in W
-  /// bursts per pass and converges per pass slower than on a shuffled serial order
-  /// (mf, 10M ratings, 2 workers: 10-23 % above the serial loss, against under 1 %
-  /// with 8 rounds; docs/apps.md).
+  /// Unordered 2-D plans: times the time blocks go round the workers per pass. Each
+  /// worker's space part is cut into S slices (slices_per_worker); round r runs
+  /// slice r mod S, and the slice's iterations at each time index are dealt over its
+  /// rounds / S visits in turn (RoundDealer). 0 = automatic: 8, fewer when a step
+  /// would hold under 1024 iterations. With one round a block visits each worker
+  /// once, so SGD sees each time-dimension row's updates in W bursts per pass and
+  /// converges per pass slower than on a shuffled serial order (mf, 10M ratings, 2
+  /// workers: 10-23 % above the serial loss; docs/apps.md).
   int rounds = 0;
+  /// Unordered 2-D plans: slices of each worker's space part (see rounds); 0 =
+  /// automatic: enough that a slice of the arrays following the space dimension
+  /// fits in about 8 MiB, at most rounds and a divisor of it. Set, it must divide
+  /// rounds.
+  int slices_per_worker = 0;
   /// For tests of checked mode only: run a forced strategy even if it is illegal.
   bool skip_legality_check = false;
   /// The reconnaissance pass visits every recon_stride-th iteration only, and the
@@ -123,9 +129,11 @@ struct Plan {
   /// earlier plan that split an array this loop also keeps aligned (explain).
   std::string space_bounds_note;
   std::vector<std::int64_t> time_bounds;   ///< blocks+1 bounds along the time dimension
-  /// Unordered 2-D plans: workers x rounds + 1 bounds along the space dimension; worker
-  /// w runs slice w*rounds + q of them in round q (they refine space_bounds).
-  std::vector<std::int64_t> round_bounds;
+  /// Unordered 2-D plans: slices of each worker's space part (RoundDealer); round r
+  /// runs slice r mod slices_per_worker. With more than one, workers x slices + 1
+  /// bounds along the space dimension (they refine space_bounds).
+  int slices_per_worker = 1;
+  std::vector<std::int64_t> slice_bounds;
   BlockSchedule schedule;                  ///< 2-D strategies
   /// This rank's work: per thread, per step, positions of local iterations in key order.
   std::vector<std::vector<std::vector<std::uint32_t>>> work;
