@@ -37,6 +37,9 @@ lda::Options make_options(const RunConfig& c) {
   o.alpha = c.options.real("alpha", 1e-6, 1e6);
   o.beta = c.options.real("beta", 1e-6, 1e6);
   o.rounds = static_cast<int>(c.options.integer("rounds", 0, 1024));
+  o.slices = static_cast<int>(c.options.integer("slices", 0, 1024));
+  if (o.rounds > 0 && o.slices > 0 && o.rounds % o.slices != 0)
+    throw OptionError(fmt::format("--slices {} must divide --rounds {}", o.slices, o.rounds));
   o.seed = c.seed;
   return o;
 }
@@ -158,7 +161,8 @@ App lda_app() {
       .declare("alpha", "0.1", "Dirichlet prior of document-topic distributions")
       .declare("beta", "0.01", "Dirichlet prior of topic-word distributions")
       .declare("top-words", "10", "words listed per topic after training (0: none)")
-      .declare("rounds", "0", "2-D plan: times the word blocks go round the workers per pass (0: Strata's choice)");
+      .declare("rounds", "0", "2-D plan: times the word blocks go round the workers per pass (0: Strata's choice)")
+      .declare("slices", "0", "2-D plan: slices of each worker's documents, one per round in turn (0: Strata's choice)");
   a.train = train;
   a.explain = explain;
   return a;

@@ -31,6 +31,7 @@ struct Options {
   std::uint64_t seed = 42;
   int blocks_per_worker = 0;  ///< 2-D plans: time blocks per worker (0: Strata's choice)
   int rounds = 0;             ///< 2-D plans: rounds of the word blocks per pass (0: Strata's choice)
+  int slices = 0;             ///< 2-D plans: slices of each worker's documents (0: Strata's choice)
 };
 
 /// A token is (document, word, occurrence): the occurrence numbers the repeats of a

@@ -64,6 +64,7 @@ StrataLda::StrataLda(Runtime& rt, const Problem& problem, const Options& options
   else loop_.strategy = plan;
   loop_.blocks_per_worker = o_.blocks_per_worker;
   loop_.rounds = o_.rounds;
+  loop_.slices_per_worker = o_.slices;
   end_pass();
 }
 

@@ -35,6 +35,9 @@ mf::Options make_options(const RunConfig& c) {
   o.clock_every = c.options.integer("clock", 1);
   o.shuffled = c.options.choice("order", {"key", "shuffled"}) == "shuffled";
   o.rounds = static_cast<int>(c.options.integer("rounds", 0, 1024));
+  o.slices = static_cast<int>(c.options.integer("slices", 0, 1024));
+  if (o.rounds > 0 && o.slices > 0 && o.rounds % o.slices != 0)
+    throw OptionError(fmt::format("--slices {} must divide --rounds {}", o.slices, o.rounds));
   o.seed = c.seed;
   return o;
 }
@@ -94,6 +97,7 @@ App mf_app() {
       .declare("holdout", "0.1", "fraction of ratings held out for test RMSE")
       .declare("order", "key", "key | shuffled: order of ratings inside a block (Strata)")
       .declare("rounds", "0", "2-D plan: times the item blocks go round the workers per pass (0: Strata's choice)")
+      .declare("slices", "0", "2-D plan: slices of each worker's users, one per round in turn (0: Strata's choice)")
       .declare("clock", "1000", "data-parallel plan: iterations per worker between BSP clocks");
   a.train = train;
   a.explain = explain;

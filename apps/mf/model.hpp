@@ -21,6 +21,7 @@ struct Options {
   bool adagrad = false;   ///< adaptive per-coordinate step (AdaGrad)
   bool shuffled = false;  ///< Strata: visit each block's ratings in random order, not key order
   int rounds = 0;         ///< Strata 2-D plan: rounds of the item blocks per pass (0: Strata's choice)
+  int slices = 0;         ///< Strata 2-D plan: slices of each worker's users (0: Strata's choice)
   std::uint64_t seed = 42;
   /// Data-parallel variant only: iterations of a worker per BSP clock.
   std::int64_t clock_every = 1000;

@@ -46,6 +46,7 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, 
   // serial program's shuffled data; key order keeps rows in cache (faster).
   if (o_.shuffled) loop_.shuffle_seed = mix64(o_.seed ^ 0x6f72646572ULL);
   loop_.rounds = o_.rounds;
+  loop_.slices_per_worker = o_.slices;
   if (!data_parallel_) loop_.strategy = plan;
   else {
     const auto bsp = strata::bsp().every(o_.clock_every);
