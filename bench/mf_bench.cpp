@@ -102,12 +102,11 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
     std::printf("%lld ratings, %lld users x %lld items, rank %d; %d rank(s) x %d thread(s); median of %d passes\n",
                 static_cast<long long>(R.nnz()), static_cast<long long>(R.extent(0)),
                 static_cast<long long>(R.extent(1)), K, rt.size(), rt.threads(), passes);
-    std::printf("plan: %s, %zu time blocks, %d round(s) over %d slice(s) per worker; reconnaissance %.3f s, planning %.3f s (first call, "
-                "planning and one pass: %.3f s)\n",
+    std::printf("plan: %s, %zu time blocks, %d round(s) over %d slice(s) per worker; reconnaissance %.3f s, "
+                "planning %.3f s (first call, planning and one pass: %.3f s)\n",
                 strata::analysis::to_string(plan.choice.strategy).c_str(),
-                plan.time_bounds.empty() ? 0 : plan.time_bounds.size() - 1, plan.schedule.rounds, plan.slices_per_worker,
-                plan.recon_seconds,
-                plan.plan_seconds, first_call);
+                plan.time_bounds.empty() ? 0 : plan.time_bounds.size() - 1, plan.schedule.rounds,
+                plan.slices_per_worker, plan.recon_seconds, plan.plan_seconds, first_call);
     const double recon_med = strata::bench::median(recon_s);
     std::printf("strata pass: %.3f s  = %.1f M ratings/s; threads waited for blocks %.3f s\n", strata_med, rate / 1e6,
                 strata::bench::median(wait_s));
@@ -130,7 +129,8 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
 int main(int argc, char** argv) try {
   strata::Runtime rt(argc, argv);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: strata-mf-bench FILE [--rank K] [--passes P] [--blocks-per-worker B] [--rounds R] [--slices S]\n");
+    std::fprintf(stderr,
+                 "usage: strata-mf-bench FILE [--rank K] [--passes P] [--blocks-per-worker B] [--rounds R] [--slices S]\n");
     return 2;
   }
   int rank = 64, passes = 5;

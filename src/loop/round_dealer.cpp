@@ -37,7 +37,7 @@ RoundDealer::RoundDealer(Comm& comm, const std::vector<std::uint32_t>& counts, s
   for (std::size_t j = 0; j < local_workers; ++j)
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t t = k % extent_;
-      next_[j * n + k] = static_cast<std::uint8_t>((mix64(t) + static_cast<std::uint64_t>(before[k])) % v);
+      next_[j * n + k] = static_cast<std::uint8_t>((mix64(t) % v + static_cast<std::uint64_t>(before[k])) % v);
       before[k] += counts[j * n + k];  // this worker precedes the next one
     }
 }

@@ -24,14 +24,15 @@ namespace strata::loop {
 
 class RoundDealer {
  public:
-  /// Collective. `counts[(j * S + s) * time_extent + t]`: iterations of this rank's
+  /// Collective. `counts[(j * S + s) * time_extent + t]`: the units to deal (single
+  /// iterations, or runs of iterations of one (space, time) pair) of this rank's
   /// worker j (its thread), slice s, at time index t. S = `slices_per_worker`;
   /// `rounds` is a multiple of S.
   RoundDealer(Comm& comm, const std::vector<std::uint32_t>& counts, std::int64_t time_extent, int slices_per_worker,
               int rounds);
 
-  /// The round of the next iteration of this rank's worker j, slice s, at time index
-  /// t; `slice` = j * S + s. Call in key order.
+  /// The round of the next unit of this rank's worker j, slice s, at time index t;
+  /// `slice` = j * S + s. Call in key order.
   int deal(int slice, std::int64_t t) {
     auto& visit = next_[static_cast<std::size_t>(slice) * extent_ + static_cast<std::size_t>(t)];
     const int round = slice % slices_ + slices_ * visit;
