@@ -28,6 +28,7 @@
 #include "strata/array_reader.hpp"
 #include "strata/detail/box.hpp"
 #include "strata/detail/collective_error.hpp"
+#include "strata/detail/histogram.hpp"
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/detail/radix_sort.hpp"
@@ -395,19 +396,11 @@ class DistArray : public detail::ArrayBase {
   std::vector<std::int64_t> histogram(int dim, std::int64_t bins = 0) const {
     if (dim < 0 || dim >= static_cast<int>(N))
       throw ShapeError(fmt::format("histogram: dimension {} does not exist in a {}-D array", dim, N));
-    const std::int64_t extent = shape_[static_cast<std::size_t>(dim)];
-    const std::int64_t nb = bins > 0 ? bins : extent;
-    std::vector<std::int64_t> h(static_cast<std::size_t>(nb), 0);
-    auto bin = [&](std::int64_t i) { return bins > 0 ? i * nb / std::max<std::int64_t>(1, extent) : i; };
-    if (sparse_) {
-      for (const auto& k : keys_) ++h[static_cast<std::size_t>(bin(k[static_cast<std::size_t>(dim)]))];
-    } else if (!dense_.empty()) {
-      const IndexSet& along = box_[static_cast<std::size_t>(dim)];
-      const std::int64_t per_index = local_box_volume() / std::max<std::int64_t>(1, along.size());
-      for (std::int64_t k = 0; k < along.size(); ++k) h[static_cast<std::size_t>(bin(along.global(k)))] += per_index;
-    }
-    rt_->comm().allreduce(std::span(h), ReduceOp::sum);
-    return h;
+    if (sparse_)
+      return detail::histogram_of_keys(rt_->comm(), reinterpret_cast<const std::int64_t*>(keys_.data()),
+                                       static_cast<std::int64_t>(keys_.size()), static_cast<int>(N), shape_vector(),
+                                       dim, bins);
+    return detail::histogram_of_box(rt_->comm(), box_, shape_vector(), dim, bins);
   }
 
   /// The whole dense array, row-major, on every rank. Meant for small arrays.

@@ -45,14 +45,8 @@
 
 #include <fmt/format.h>
 
-#include "strata/detail/pack.hpp"
-#include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
-#include "strata/loop/plan.hpp"
-#include "strata/loop/reconnoitre.hpp"
-#include "strata/loop/schedule_record.hpp"
-#include "strata/recovery/loop_calls.hpp"
-#include "strata/loop/worker.hpp"
+#include "strata/loop/loop_body.hpp"
 
 namespace strata {
 
@@ -93,26 +87,6 @@ class SyncedBase {
   virtual void sync_replayed(int ranks, const std::vector<std::uint8_t>& active) = 0;
   /// Collective: the model goes back into the array, each rank keeping its part.
   virtual void end() = 0;
-};
-
-/// A loop thread's observer in sync_for: synced arrays resolve to the thread's copy.
-class SyncCopies final : public AccessObserver {
- public:
-  SyncCopies(const std::vector<SyncedBase*>& synced, int thread) : synced_(synced), thread_(thread) {}
-  void* on_access(ArrayBase& array, const std::source_location& where, AccessMode mode,
-                  std::span<const std::int64_t> index, bool, void*, std::size_t) override {
-    for (auto* s : synced_)
-      if (s->array_id() == array.array_id()) return s->locate(thread_, index, where);
-    if (mode == AccessMode::write || mode == AccessMode::read_write)
-      throw OptionError(fmt::format("sync_for: {} writes array {}, which is not synced; pass it as "
-                                    "strata::synced({}) or write it through a Buffer",
-                                    site_label(where), array_label(array), array_label(array)));
-    return nullptr;  // reads of other arrays, Buffer writes: as usual
-  }
-
- private:
-  const std::vector<SyncedBase*>& synced_;
-  int thread_;
 };
 
 }  // namespace detail
@@ -280,54 +254,9 @@ Synced<T, N> synced(DistArray<T, N>& array, F f) {
 }
 
 namespace detail {
-
-inline std::vector<std::uint64_t> synced_ids(const std::vector<SyncedBase*>& synced) {
-  std::vector<std::uint64_t> ids;
-  for (auto* s : synced) ids.push_back(s->array_id());
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
-
-// A single-process replay of a sync_for call: every recorded worker's mini-batches
-// on this thread, each on its own copy, combined as the recorded ranks combined them.
-template <class Elem, std::size_t M, class Body>
-SyncStats replay_sync_for(DistArray<Elem, M>& space, Body& body, const std::vector<SyncedBase*>& synced) {
-  Runtime& rt = space.runtime();
-  auto& calls = rt.loop_calls();
-  const recovery::RecordedCall& rec = calls.expected();
-  const recovery::RecordedSchedule schedule = calls.record().schedule(rec, static_cast<int>(M));
-  const int ranks = calls.record().recorded_ranks(), workers = ranks * calls.record().recorded_threads();
-  std::vector<std::vector<std::uint8_t>> active(static_cast<std::size_t>(schedule.clocks),
-                                                std::vector<std::uint8_t>(static_cast<std::size_t>(workers), 0));
-  for (std::size_t k = 0; k < schedule.iterations(); ++k)
-    active[static_cast<std::size_t>(schedule.row(k)[M + 1])][static_cast<std::size_t>(schedule.row(k)[M])] = 1;
-  std::vector<std::unique_ptr<SyncCopies>> copies;
-  for (int w = 0; w < workers; ++w) copies.push_back(std::make_unique<SyncCopies>(synced, w));
-
-  SyncStats stats;
-  for (auto* s : synced) s->begin(rt, workers);
-  auto sync_until = [&](std::int64_t batch) {
-    for (; stats.batches < batch; ++stats.batches)
-      for (auto* s : synced) s->sync_replayed(ranks, active[static_cast<std::size_t>(stats.batches)]);
-  };
-  try {
-    for (std::size_t k = 0; k < schedule.iterations(); ++k) {
-      const auto row = schedule.row(k);
-      const auto [i, value] = loop::detail::recorded_iteration(space, row, rec);
-      sync_until(row[M + 1]);
-      loop::detail::ObserverScope scope(copies[static_cast<std::size_t>(row[M])].get(), false);
-      body(i, *value);
-    }
-    sync_until(schedule.clocks);
-  } catch (...) {
-    for (auto* s : synced) s->end();
-    throw;
-  }
-  for (auto* s : synced) s->end();
-  calls.end({synced_ids(synced), {}, rec.order, {}});
-  return stats;
-}
-
+/// The engine of sync_for (src/loop/sync_for.cpp). Collective.
+SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
+                        const SyncOptions& options, std::vector<SyncedBase*> synced);
 }  // namespace detail
 
 /// Runs `body(index, value)` over `space` in mini-batches of `options.batch`
@@ -339,84 +268,8 @@ SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& op
   static_assert(sizeof...(Arrays) > 0, "sync_for needs at least one synced array");
   static_assert((std::is_base_of_v<detail::SyncedBase, std::remove_cvref_t<Arrays>> && ...),
                 "pass synced arrays as strata::synced(array, ...)");
-  Runtime& rt = space.runtime();
-  if (options.batch < 1)
-    throw OptionError(fmt::format("sync_for: the mini-batch must be 1 iteration or more, not {}", options.batch));
-  std::vector<detail::SyncedBase*> synced{static_cast<detail::SyncedBase*>(&arrays)...};
-  for (std::size_t a = 0; a < synced.size(); ++a) {
-    if (synced[a]->array_id() == space.array_id())
-      throw OptionError("sync_for: the iteration space cannot also be a synced array");
-    for (std::size_t b = 0; b < a; ++b)
-      if (synced[a]->array_id() == synced[b]->array_id())
-        throw OptionError("sync_for: the same array is synced twice");
-  }
-  if (rt.loop_calls().begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
-  if (rt.loop_calls().replaying_serially()) return detail::replay_sync_for(space, body, synced);
-  const int T = rt.threads();
-  const auto values = space.local_values();
-  const auto n = static_cast<std::int64_t>(values.size());
-  std::vector<std::int64_t> lo(static_cast<std::size_t>(T) + 1);
-  for (int t = 0; t <= T; ++t) lo[static_cast<std::size_t>(t)] = n * t / T;
-  const std::int64_t most = rt.comm().allreduce((n + T - 1) / T, ReduceOp::max);
-  const std::int64_t batches = (most + options.batch - 1) / options.batch;
-
-  SyncStats stats;
-  for (auto* s : synced) s->begin(rt, T);
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(T));
-  for (std::int64_t b = 0; b < batches; ++b) {
-    auto start = std::chrono::steady_clock::now();
-    rt.pool().run([&](int th) {
-      detail::SyncCopies copies(synced, th);
-      loop::detail::ObserverScope scope(&copies, false);
-      detail::WorkerScope worker(th);
-      try {
-        const std::int64_t from = lo[static_cast<std::size_t>(th)] + b * options.batch;
-        const std::int64_t to = std::min(lo[static_cast<std::size_t>(th) + 1], from + options.batch);
-        for (std::int64_t pos = from; pos < to && !errors[static_cast<std::size_t>(th)]; ++pos)
-          body(loop::detail::index_at(space, pos), values[static_cast<std::size_t>(pos)]);
-      } catch (...) {
-        errors[static_cast<std::size_t>(th)] = std::current_exception();
-      }
-    });
-    stats.compute_seconds += detail::seconds_since(start);
-    // A failed worker fails the call on every rank, after the model is put back.
-    const bool failed = std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; });
-    if (rt.comm().allreduce(static_cast<std::int32_t>(failed), ReduceOp::max) != 0) {
-      for (auto* s : synced) s->end();
-      for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
-      throw Error("sync_for: a worker on another rank failed (its rank reports the error)");
-    }
-    start = std::chrono::steady_clock::now();
-    std::vector<std::uint8_t> mine(static_cast<std::size_t>(T));
-    for (int th = 0; th < T; ++th)
-      mine[static_cast<std::size_t>(th)] = lo[static_cast<std::size_t>(th)] + b * options.batch <
-                                           lo[static_cast<std::size_t>(th) + 1];
-    std::vector<std::uint8_t> active;
-    for (const auto& part : rt.comm().allgatherv(std::as_bytes(std::span(mine))))
-      for (const auto byte : part) active.push_back(static_cast<std::uint8_t>(byte));
-    for (auto* s : synced) stats.bytes_sent += s->sync(rt, active);
-    stats.sync_seconds += detail::seconds_since(start);
-    ++stats.batches;
-  }
-  for (auto* s : synced) s->end();
-  recovery::CallOutcome outcome{detail::synced_ids(synced), {}, 0, {}};
-  if (rt.loop_calls().recording()) {
-    std::vector<loop::detail::ScheduledIteration<M>> mine;
-    for (int th = 0; th < T; ++th)
-      for (std::int64_t pos = lo[static_cast<std::size_t>(th)]; pos < lo[static_cast<std::size_t>(th) + 1]; ++pos) {
-        const std::int64_t seq = pos - lo[static_cast<std::size_t>(th)];
-        mine.push_back({seq / options.batch, rt.rank() * T + th, seq, loop::detail::index_at(space, pos)});
-      }
-    const auto schedule = loop::detail::to_recorded(loop::detail::gather_schedule(rt, mine), batches);
-    // Calls with the same schedule share its file.
-    const std::uint64_t key = (std::uint64_t{1} << 63) |
-                              (loop::fingerprint(std::as_bytes(std::span(schedule.rows))) ^ static_cast<std::uint64_t>(batches));
-    outcome.order = rt.loop_calls().record().order_of(key);
-    if (outcome.order == 0) outcome.order = rt.loop_calls().record().write_order(key, schedule);
-  }
-  rt.loop_calls().end(outcome);
-  return stats;
+  return detail::sync_for_call(loop::detail::space_view(space), loop::detail::loop_body<Elem, M>(body), options,
+                               {static_cast<detail::SyncedBase*>(&arrays)...});
 }
 
 }  // namespace strata

@@ -1,4 +1,4 @@
-#include "strata/loop/checked.hpp"
+#include "loop/checked.hpp"
 
 #include <algorithm>
 

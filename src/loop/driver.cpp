@@ -13,8 +13,8 @@
 
 #include "strata/error.hpp"
 #include "strata/buffer.hpp"
-#include "strata/loop/parallel_for.hpp"
-#include "strata/loop/worker_splits.hpp"
+#include "loop/loop_internal.hpp"
+#include "loop/worker_splits.hpp"
 
 namespace strata::loop::detail {
 

@@ -1,4 +1,4 @@
-#include "strata/loop/relaxed_run.hpp"
+#include "loop/relaxed_run.hpp"
 
 #include <algorithm>
 #include <utility>

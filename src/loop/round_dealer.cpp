@@ -1,4 +1,4 @@
-#include "strata/loop/round_dealer.hpp"
+#include "loop/round_dealer.hpp"
 
 #include <algorithm>
 #include <span>

@@ -1,4 +1,4 @@
-#include "strata/loop/worker_splits.hpp"
+#include "loop/worker_splits.hpp"
 
 #include <map>
 

@@ -13,10 +13,9 @@ namespace strata::testing {
 template <class Elem>
 std::int64_t unsampled_iteration(const DistArray<Elem, 1>& space, int stride) {
   const auto& box = space.local_box()[0];
-  const loop::detail::ReconSample sample(box.size(), stride);
   std::int64_t mine = -1;
   for (std::int64_t pos = 0; pos < box.size(); ++pos)
-    if (!sample.has(pos)) mine = box.global(pos);
+    if (!loop::detail::reconnaissance_visits(box.size(), stride, pos)) mine = box.global(pos);
   return rt().comm().allreduce(mine, ReduceOp::max);
 }
 

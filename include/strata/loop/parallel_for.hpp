@@ -15,82 +15,50 @@
 // arrays out for it; later calls reuse the plan while the iteration space and arrays
 // keep their structure. A plan from a sample is checked access by access on its first
 // run and replaced, with the run undone, if it does not hold.
+//
+// The body enters the engine through the narrow waist of loop_body.hpp; the engine
+// itself is compiled once, in src/loop/.
 #pragma once
 
-#include <memory>
+#include <cstdint>
 #include <source_location>
-#include <string>
-#include <tuple>
 #include <vector>
 
 #include "strata/dist_array.hpp"
 #include "strata/loop/accumulator.hpp"
-#include "strata/loop/build_plan.hpp"
-#include "strata/loop/run_plan.hpp"
-#include "strata/loop/schedule_record.hpp"
-#include "strata/loop/undo.hpp"
-#include "strata/ps/buffer_base.hpp"
-#include "strata/recovery/loop_calls.hpp"
-#include "strata/recovery/replayed_deltas.hpp"
+#include "strata/loop/loop_body.hpp"
+#include "strata/loop/plan.hpp"
 
 namespace strata {
+
+namespace loop::detail {
+// The engine's entry points (src/loop/loop_call.cpp). Collective.
+const Plan& parallel_for_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                              const std::source_location& where);
+Plan& plan_for(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+               const std::source_location& where);
+/// The last run of `plan` as rows of (step, worker, seq, index...), gathered from
+/// all ranks and sorted (see scheduled_iterations).
+std::vector<std::int64_t> schedule_rows(const SpaceView& space, const Plan& plan, std::int64_t clock_every);
+/// The indices of equivalent_order, flat (dims values each).
+std::vector<std::int64_t> equivalent_order(const SpaceView& space, const Plan& plan);
+/// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
+/// visits local iteration `pos` (for tests of speculative plans).
+bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);
+/// For benchmarks: the reconnaissance pass alone (1 in `stride` iterations).
+void reconnaissance_only(const SpaceView& space, const LoopBody& body, int stride);
+/// For benchmarks: one run by `plan` (checking every access with `verify`).
+std::string run_plan(const SpaceView& space, const LoopBody& body, Plan& plan, const LoopOptions& options,
+                     bool verify);
+}  // namespace loop::detail
 
 /// Builds (or fetches from the cache) the plan of the loop at `where`. Collective.
 template <class Elem, std::size_t M, class Body>
 loop::Plan& plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& options = {},
                       std::source_location where = std::source_location::current()) {
-  Runtime& rt = space.runtime();
-  const std::string key = loop::detail::loop_key(where, space.array_id(), options);
-  auto& cache = loop::PlanCache::instance();
-  if (loop::Plan* p = cache.find(key)) {
-    const std::string stale = loop::detail::why_plan_is_stale(*p, rt, space.structure_version());
-    if (stale.empty()) return *p;
-    rt.debug("loop at {}: planning again, as {}", p->loop_site, stale);
-  }
-  const int stride = loop::detail::recon_stride_for(space.nnz(), options);
-  return cache.store(key, loop::detail::build_plan(space, body, options, where, stride));
+  return loop::detail::plan_for(loop::detail::space_view(space), loop::detail::loop_body<Elem, M>(body), options,
+                                where);
 }
-
-// One call of parallel_for without the bookkeeping of loop calls (below).
-namespace loop::detail {
-template <class Elem, std::size_t M, class Body>
-const Plan& run_loop_call(DistArray<Elem, M>& space, Body& body, const LoopOptions& options,
-                          std::source_location where) {
-  Runtime& rt = space.runtime();
-  loop::Plan* plan = &plan_loop(space, body, options, where);
-  if (!plan->verified) {
-    std::vector<strata::detail::ArrayBase*> changed;
-    for (const auto& role : plan->roles)
-      if (role.written) changed.push_back(strata::detail::ArrayBase::find_array(role.array_id));
-    if constexpr (!std::is_invocable_v<Body&, const Index<M>&, const Elem&>) changed.push_back(&space);
-    strata::detail::RunSnapshot before(changed);
-    std::string failure = loop::detail::run_plan(space, body, *plan, options, true);
-    if (failure.empty()) {
-      plan->verified = true;
-      loop::detail::flush_buffers(*plan);
-      return *plan;
-    }
-    before.restore();
-    rt.debug("loop at {}: the plan from a sampled reconnaissance does not hold ({}); planning again from a full "
-             "pass", plan->loop_site, failure);
-    auto full = loop::detail::build_plan(space, body, options, where, 1);
-    full->speculation_failure = std::move(failure);
-    plan = &loop::PlanCache::instance().store(loop::detail::loop_key(where, space.array_id(), options),
-                                              std::move(full));
-  }
-  loop::detail::run_plan(space, body, *plan, options, false);
-  loop::detail::flush_buffers(*plan);
-  return *plan;
-}
-}  // namespace loop::detail
-
-namespace loop::detail {
-template <class Elem, std::size_t M>
-std::int64_t record_order(const DistArray<Elem, M>& space, const Plan& plan, recovery::ExecutionRecord& record);
-template <class Elem, std::size_t M, class Body>
-const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::LoopCalls& calls,
-                             const std::source_location& where);
-}  // namespace loop::detail
 
 /// Runs `body(index, value)` for every element of `space` in parallel and returns the
 /// plan it used. The body may take the element by value, const reference, or
@@ -108,19 +76,19 @@ const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::Lo
 template <class Elem, std::size_t M, class Body>
 const loop::Plan& parallel_for(DistArray<Elem, M>& space, Body&& body, const LoopOptions& options = {},
                                std::source_location where = std::source_location::current()) {
-  auto& calls = space.runtime().loop_calls();
-  if (calls.begin(where)) return loop::detail::skipped_plan(where);
-  if (calls.replaying_serially()) return loop::detail::replay_loop_call(space, body, calls, where);
-  const loop::Plan& plan = loop::detail::run_loop_call(space, body, options, where);
-  constexpr bool writes_space = !std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
-  recovery::CallOutcome outcome{loop::detail::changed_arrays(plan, space.array_id(), writes_space),
-                                loop::detail::buffered_arrays(plan), 0, loop::detail::relaxed_arrays(plan)};
-  if (calls.recording()) outcome.order = loop::detail::record_order(space, plan, calls.record());
-  calls.end(outcome);
-  return plan;
+  return loop::detail::parallel_for_call(loop::detail::space_view(space), loop::detail::loop_body<Elem, M>(body),
+                                         options, where);
 }
 
 namespace loop::detail {
+
+/// One iteration of a loop call as a schedule lists it.
+template <std::size_t M>
+struct ScheduledIteration {
+  std::int64_t step, worker, seq;  ///< worker: rank x threads + thread; seq: its place in the worker's order
+  Index<M> index;
+};
+
 /// Every iteration of the last run of `plan` with the worker that ran it, gathered
 /// from all ranks (collective) and sorted by (step, worker, seq). Steps are the 2-D
 /// schedule's steps; in other plans the clocks of a relaxed run (every
@@ -130,20 +98,28 @@ namespace loop::detail {
 template <class Elem, std::size_t M>
 std::vector<ScheduledIteration<M>> scheduled_iterations(const DistArray<Elem, M>& space, const Plan& plan,
                                                          std::int64_t clock_every) {
-  std::vector<ScheduledIteration<M>> mine;
-  const int T = plan.threads, r = space.runtime().rank();
-  const bool clocked = strategy_has_one_step(plan) && clock_every > 0;
-  for (int th = 0; th < T; ++th) {
-    std::int64_t seq = 0;
-    const auto& steps = plan.work[static_cast<std::size_t>(th)];
-    for (std::size_t st = 0; st < steps.size(); ++st)
-      for (const auto pos : steps[st]) {
-        const std::int64_t step = clocked ? seq / clock_every : static_cast<std::int64_t>(st);
-        mine.push_back({step, r * T + th, seq++, index_at(space, pos)});
-      }
+  const auto rows = schedule_rows(space_view(space), plan, clock_every);
+  std::vector<ScheduledIteration<M>> out(rows.size() / (M + 3));
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const std::int64_t* row = &rows[k * (M + 3)];
+    out[k].step = row[0], out[k].worker = row[1], out[k].seq = row[2];
+    std::copy(row + 3, row + 3 + M, out[k].index.begin());
   }
-  return gather_schedule(space.runtime(), mine);
+  return out;
 }
+
+/// For benchmarks: the reconnaissance pass of `body` alone.
+template <class Elem, std::size_t M, class Body>
+void reconnoitre(DistArray<Elem, M>& space, Body& body, bool /*record_elements*/, int stride = 1) {
+  reconnaissance_only(space_view(space), loop_body<Elem, M>(body), stride);
+}
+
+/// For benchmarks: one run of `body` by `plan`.
+template <class Elem, std::size_t M, class Body>
+std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const LoopOptions& options, bool verify) {
+  return run_plan(space_view(space), loop_body<Elem, M>(body), plan, options, verify);
+}
+
 }  // namespace loop::detail
 
 /// The serial order the last run of a plan is equivalent to: every iteration's index,
@@ -151,60 +127,10 @@ std::vector<ScheduledIteration<M>> scheduled_iterations(const DistArray<Elem, M>
 /// thread reproduces the parallel result bit for bit.
 template <class Elem, std::size_t M>
 std::vector<Index<M>> equivalent_order(const DistArray<Elem, M>& space, const loop::Plan& plan) {
-  std::vector<Index<M>> out;
-  for (const auto& it : loop::detail::scheduled_iterations(space, plan, 0)) out.push_back(it.index);
+  const auto flat = loop::detail::equivalent_order(loop::detail::space_view(space), plan);
+  std::vector<Index<M>> out(flat.size() / M);
+  for (std::size_t k = 0; k < out.size(); ++k) std::copy_n(&flat[k * M], M, out[k].begin());
   return out;
 }
-
-namespace loop::detail {
-// Record mode: the id of the schedule of `plan`'s runs, written on its first call.
-template <class Elem, std::size_t M>
-std::int64_t record_order(const DistArray<Elem, M>& space, const Plan& plan, recovery::ExecutionRecord& record) {
-  if (const auto id = record.order_of(plan.serial)) return id;
-  auto all = scheduled_iterations(space, plan, RelaxedRun(plan).clock_every());
-  if (!strategy_has_one_step(plan))
-    for (auto& it : all) it.step = 0;  // a 2-D run over relaxed arrays is one clock
-  std::int64_t clocks = 1;  // as RelaxedRun::begin counts them
-  for (const auto& it : all) clocks = std::max(clocks, it.step + 1);
-  return record.write_order(plan.serial, to_recorded(all, clocks));
-}
-
-// Single-process replay: the body over the call's recorded schedule on this thread,
-// no plan; Buffer writes are summed per recorded worker and applied clock by clock,
-// as in the recorded run.
-template <class Elem, std::size_t M, class Body>
-const Plan& replay_loop_call(DistArray<Elem, M>& space, Body& body, recovery::LoopCalls& calls,
-                             const std::source_location& where) {
-  const recovery::RecordedCall& rec = calls.expected();
-  auto& record = calls.record();
-  const recovery::RecordedSchedule schedule = record.schedule(rec, static_cast<int>(M));
-  recovery::ReplayedDeltas deltas(record, rec, schedule.clocks);
-  struct Reset {  // after the call, or a body that throws, no simulated worker is left behind
-    ~Reset() {
-      strata::detail::t_delta_set = 0;
-      strata::detail::t_clock = 0;
-      strata::detail::t_observer = nullptr;
-    }
-  } reset;
-  strata::detail::t_observer = deltas.observer();  // reads of logged arrays come from the record
-  for (std::size_t k = 0; k < schedule.iterations(); ++k) {
-    const auto row = schedule.row(k);
-    const auto [i, value] = recorded_iteration(space, row, rec);
-    const std::int64_t clock = row[M + 1];
-    deltas.advance_to(clock, row[M]);
-    strata::detail::t_delta_set = static_cast<int>(row[M]);
-    strata::detail::t_clock = clock;
-    body(i, *value);
-  }
-  deltas.finish();
-  recovery::CallOutcome outcome;
-  for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);
-  outcome.buffers = rec.buffers;
-  outcome.relaxed = rec.relaxed;
-  outcome.order = rec.order;
-  calls.end(outcome);
-  return replayed_plan(where);
-}
-}  // namespace loop::detail
 
 }  // namespace strata

@@ -1,80 +1,23 @@
-// Building a loop plan: reconnaissance, analysis, layout and per-thread work lists,
-// and the non-template helpers parallel_for shares with it (src/loop/driver.cpp).
-#pragma once
-
+// Building a loop plan: reconnaissance, analysis, layout and per-thread work lists.
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <functional>
-#include <memory>
 #include <optional>
-#include <source_location>
-#include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "strata/detail/stopwatch.hpp"
+#include "loop/loop_internal.hpp"
+#include "loop/round_dealer.hpp"
 #include "strata/random.hpp"
-#include "strata/dist_array.hpp"
-#include "strata/loop/plan.hpp"
-#include "strata/loop/reconnoitre.hpp"
-#include "strata/loop/round_dealer.hpp"
 
 namespace strata::loop::detail {
 
-using strata::detail::seconds_since;
-
-std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
-/// Why a cached plan no longer fits the loop's arrays ("" while it does).
-std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version);
-void remember_versions(Plan& plan);
-/// Bounds, schedule and array placement for the chosen strategy. `histogram(d)`
-/// (collective) counts the iterations at each index of dimension d; it is called
-/// only for the dimensions the strategy partitions.
-void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
-             const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options);
-void print_plan(Runtime& rt, const Plan& plan);
-/// The reconnaissance stride for a loop over `iterations` iterations (all ranks).
-int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
-/// Collective: applies at their owners the deltas the loop wrote through Buffers.
-void flush_buffers(const Plan& plan);
-/// 1, 2, ...: numbers the plans this process builds (the same on every rank, as
-/// planning is collective).
-std::uint64_t next_plan_serial();
-/// The ids of the arrays a run of `plan` changed: those it writes in place, those it
-/// writes through Buffers, and the iteration space when the body takes its elements
-/// by reference.
-std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written);
-/// What parallel_for returns for a loop call a resumed run skipped: a plan of that
-/// site with `skipped` set and nothing else (it stays valid for the whole run).
-const Plan& skipped_plan(const std::source_location& where);
-/// What parallel_for returns for a loop call a single-process replay ran in its
-/// recorded order: a plan of that site with `replayed` set.
-const Plan& replayed_plan(const std::source_location& where);
-/// The ids of the arrays a plan writes through Buffers, in the order it flushes them.
-std::vector<std::uint64_t> buffered_arrays(const Plan& plan);
-/// The ids of a plan's relaxed arrays (their tables run with the loop), in role order.
-std::vector<std::uint64_t> relaxed_arrays(const Plan& plan);
-/// Adds one thread's read sets of relaxed arrays to `into` (bitwise or).
-void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
-/// Whether the loop reads an array that is relaxed (a parameter-server table).
-bool reads_relaxed_arrays(const Plan& plan);
-/// Collective: the first non-empty message of any thread on any rank ("" if none).
-std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
-
-/// Reconnaissance (1 in `stride` iterations), analysis and layout: a new plan.
-/// Collective. A plan from a sample is speculative (verified = false) unless its
-/// strategy needs every access anyway (conflict groups), in which case the pass is
-/// repeated in full.
-template <class Elem, std::size_t M, class Body>
-std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const LoopOptions& options,
+std::unique_ptr<Plan> build_plan(const SpaceView& given, const LoopBody& body, const LoopOptions& options,
                                  const std::source_location& where, int stride) {
-  Runtime& rt = space.runtime();
+  Runtime& rt = *given.rt;
   auto plan = std::make_unique<Plan>();
   plan->serial = next_plan_serial();
   plan->loop_site = fmt::format("{}:{}", where.file_name(), where.line());
-  plan->iter_dims = static_cast<int>(M);
+  plan->iter_dims = given.dims;
   plan->ordered = options.ordered;
   plan->ranks = rt.size();
   plan->threads = rt.threads();
@@ -85,7 +28,7 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<SiteRecord> local_sites;
   std::int64_t accesses = 0;
-  for (auto& rec : reconnoitre(space, body, false, stride)) {
+  for (auto& rec : reconnoitre(given, body, false, stride)) {
     accesses += rec.accesses();
     local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
     merge_read_sets(plan->read_sets, rec.read_sets());
@@ -95,18 +38,19 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
 
   const auto t1 = std::chrono::steady_clock::now();
   plan->sites = merge_sites(rt, local_sites);
-  std::vector<std::int64_t> extents(space.shape().begin(), space.shape().end());
+  const std::vector<std::int64_t>& extents = given.shape;
   analyse(*plan, extents, options);
   using analysis::Strategy;
   const auto strategy = plan->choice.strategy;
   // Conflict groups need every access; relaxed arrays need every rank's whole read set.
   if ((strategy == Strategy::groups || reads_relaxed_arrays(*plan)) && stride > 1)
-    return build_plan(space, body, options, where, 1);
-  lay_out(*plan, space, extents, [&](int d) { return space.histogram(d); }, options);
+    return build_plan(given, body, options, where, 1);
+  lay_out(*plan, *given.array, extents, [&](int d) { return histogram(given.refreshed(), d); }, options);
+  const SpaceView space = given.refreshed();  // the layout may have moved the space
 
   // Work lists: this rank's iterations, per thread and step, in key order.
   const int T = rt.threads(), r = plan->gathered ? 0 : rt.rank();
-  const auto n = space.local_nnz();
+  const std::int64_t n = space.local_nnz;
   const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed)
                         ? plan->schedule.blocks * plan->schedule.rounds
                         : 1;
@@ -114,11 +58,11 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
     std::vector<analysis::ElementAccess> elements;
-    for (auto& rec : reconnoitre(space, body, true))
+    for (auto& rec : reconnoitre(space, body, true, 1))
       elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
     group_thread = group_threads(*plan, n, elements);
   }
-  const int s = plan->choice.space_dim, t = plan->choice.time_dim;
+  const auto s = static_cast<std::size_t>(plan->choice.space_dim), t = static_cast<std::size_t>(plan->choice.time_dim);
   const auto& skew = plan->choice.skew;
   // Unordered 2-D plans that go round more than once: the local slice (thread x S +
   // slice) of each iteration, and a RoundDealer from their counts per time index.
@@ -126,50 +70,48 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
   // occurrences of a word in a document) are dealt as one: splitting them over the
   // rounds cost lda a third of its speed on small corpora.
   const int slices = plan->slices_per_worker;
-  auto local_slice = [&](const Index<M>& i) {
-    const std::int64_t a = i[static_cast<std::size_t>(s)];
-    const int w = range_part(plan->space_bounds, a);
+  auto local_slice = [&](std::int64_t a, int w) {
     return (plan->slice_bounds.empty() ? w : range_part(plan->slice_bounds, a)) - r * T * slices;
   };
+  std::int64_t i[4];
   std::optional<RoundDealer> rounds;
   if (strategy == Strategy::two_d && plan->schedule.rounds > 1) {
-    const std::int64_t extent = space.shape()[static_cast<std::size_t>(t)];
+    const std::int64_t extent = space.shape[t];
     std::vector<std::uint32_t> counts(static_cast<std::size_t>(T * slices * extent), 0);
     std::int64_t last_a = -1, last_b = -1;
     for (std::int64_t pos = 0; pos < n; ++pos) {
-      const Index<M> i = index_at(space, pos);
-      const std::int64_t a = i[static_cast<std::size_t>(s)], b = i[static_cast<std::size_t>(t)];
+      index_at(space, pos, i);
+      const std::int64_t a = i[s], b = i[t];
       if (a == last_a && b == last_b) continue;
       last_a = a, last_b = b;
-      ++counts[static_cast<std::size_t>(local_slice(i) * extent + b)];
+      ++counts[static_cast<std::size_t>(local_slice(a, range_part(plan->space_bounds, a)) * extent + b)];
     }
     rounds.emplace(rt.comm(), counts, extent, slices, plan->schedule.rounds);
   }
   std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
   int dealt_round = 0;
   for (std::int64_t pos = 0; pos < n; ++pos) {
-    const Index<M> i = index_at(space, pos);
+    index_at(space, pos, i);
     int thread = 0, step = 0;
     switch (strategy) {
       case Strategy::serial: break;
       case Strategy::data_parallel:
-      case Strategy::one_d: thread = range_part(plan->space_bounds, i[static_cast<std::size_t>(s)]) - r * T; break;
+      case Strategy::one_d: thread = range_part(plan->space_bounds, i[s]) - r * T; break;
       case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
       case Strategy::two_d:
       case Strategy::two_d_skewed: {
-        std::int64_t a = i[static_cast<std::size_t>(s)], b = i[static_cast<std::size_t>(t)];
+        std::int64_t a = i[s], b = i[t];
         if (strategy == Strategy::two_d_skewed) {
           const std::int64_t a2 = skew[0][0] * a + skew[0][1] * b, b2 = skew[1][0] * a + skew[1][1] * b;
           a = a2, b = b2;
         }
         const int w = range_part(plan->space_bounds, a);
         if (rounds && (a != dealt_a || b != dealt_b)) {
-          dealt_round = rounds->deal(local_slice(i), b);
+          dealt_round = rounds->deal(local_slice(a, w), b);
           dealt_a = a, dealt_b = b;
         }
-        const int round = dealt_round;
         thread = w - r * T;
-        step = plan->schedule.step_of(w, range_part(plan->time_bounds, b), round);
+        step = plan->schedule.step_of(w, range_part(plan->time_bounds, b), dealt_round);
         break;
       }
     }
@@ -194,11 +136,11 @@ std::unique_ptr<Plan> build_plan(DistArray<Elem, M>& space, Body& body, const Lo
       most = std::max(most, c);
     }
     most = rt.comm().allreduce(most, ReduceOp::max);
-    const double mean = static_cast<double>(space.nnz()) / (plan->gathered ? T : plan->workers);
+    const double mean = static_cast<double>(space.nnz) / (plan->gathered ? T : plan->workers);
     plan->imbalance = mean > 0 ? static_cast<double>(most) / mean : 1.0;
   }
   plan->plan_seconds = rt.comm().allreduce(seconds_since(t1), ReduceOp::max);
-  plan->space_version = space.structure_version();
+  plan->space_version = space.array->structure_version();
   remember_versions(*plan);
   if (options.explain) print_plan(rt, *plan);
   return plan;

@@ -1,43 +1,31 @@
 // Executing a loop plan once: work records streamed per thread and step, checked or
 // speculative runs, replicated and travelling arrays, the 2-D block schedule.
-#pragma once
-
 #include <algorithm>
 #include <atomic>
 #include <barrier>
-#include <climits>
-#include <cstdint>
-#include <exception>
 #include <chrono>
+#include <climits>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
-#include <source_location>
-#include <string>
-#include <vector>
 
-#include <fmt/format.h>
-
-#include "strata/loop/build_plan.hpp"
-#include "strata/loop/checked.hpp"
-#include "strata/loop/relaxed_run.hpp"
-#include "strata/loop/schedule.hpp"
+#include "loop/checked.hpp"
+#include "loop/loop_internal.hpp"
+#include "loop/relaxed_run.hpp"
 
 namespace strata::loop::detail {
+namespace {
 
-/// Whether each thread runs its work as one step (every strategy but the 2-D ones).
-inline bool strategy_has_one_step(const Plan& plan) {
-  const auto s = plan.choice.strategy;
-  return s != analysis::Strategy::two_d && s != analysis::Strategy::two_d_skewed;
-}
+// Records [from, to) of one step of one thread.
+using StepRunner = std::function<void(int th, int step, int block, std::size_t from, std::size_t to)>;
 
 /// A one-step run over relaxed arrays: every thread runs `clock_every` iterations,
 /// then the rank's threads meet and the clock ends on every table (deltas out, the
 /// staleness wait, fresh blocks in); the call has the same number of clocks on
 /// every rank. An error in one thread is kept until every clock has been gone
 /// through (the other ranks are waiting for this rank's deltas), then thrown.
-template <class RunStep>
-void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
+void run_clocked(Runtime& rt, RelaxedRun& relaxed, const StepRunner& run_step) {
   const int T = rt.threads();
   const std::int64_t every = relaxed.clock_every();
   std::barrier meet(T, [&]() noexcept { relaxed.tick(); });
@@ -53,7 +41,7 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
       if (!failed.load(std::memory_order_relaxed) && !relaxed.failed()) {
         try {
           if (every > 0) run_step(th, 0, -1, static_cast<std::size_t>(c * every), static_cast<std::size_t>((c + 1) * every));
-          else run_step(th, 0, -1);
+          else run_step(th, 0, -1, 0, SIZE_MAX);
         } catch (...) {
           errors[static_cast<std::size_t>(th)] = std::current_exception();
           failed.store(true, std::memory_order_relaxed);
@@ -74,46 +62,72 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, RunStep& run_step) {
     }
 }
 
-/// Runs the loop once by `plan`. With `verify`, every access is also checked against
-/// the plan's fitted subscripts; the first that does not fit stops its thread's
-/// share of the run (the schedule still completes), and the run reports it: the
-/// first such message of any thread on any rank, "" when every access fitted.
-/// Collective.
-template <class Elem, std::size_t M, class Body>
-std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const LoopOptions& options, bool verify) {
-  Runtime& rt = space.runtime();
-  const auto run_start = std::chrono::steady_clock::now();
-  using analysis::Strategy;
-  // Work records are streamed in block order. A body that takes the element by value
-  // or const reference gets a copy stored in the record (the element array is in key
-  // order, so reading it through a pointer would miss the cache on every iteration);
-  // a body that may modify the element gets a pointer to it.
-  constexpr bool kReadsOnly = std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
-  struct Record {
-    Index<M> index;
-    std::conditional_t<kReadsOnly, Elem, Elem*> value;
-  };
-  if (plan.packed.empty()) {
-    auto values = space.local_values();
-    plan.packed.resize(plan.work.size());
-    for (std::size_t th = 0; th < plan.work.size(); ++th)
-      for (const auto& positions : plan.work[th]) {
-        std::vector<Record> recs;
-        recs.reserve(positions.size());
-        for (const std::uint32_t pos : positions) {
-          if constexpr (kReadsOnly) recs.push_back({index_at(space, pos), values[pos]});
-          else recs.push_back({index_at(space, pos), &values[pos]});
-        }
-        auto& bytes = plan.packed[th].emplace_back(recs.size() * sizeof(Record));
-        if (!recs.empty()) std::memcpy(bytes.data(), recs.data(), bytes.size());
+// Work records are streamed in block order. A body that takes the element by value
+// or const reference gets a copy stored in the record (the element array is in key
+// order, so reading it through a pointer would miss the cache on every iteration);
+// a body that may modify the element gets a pointer to it.
+void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
+  const std::size_t rs = body.record_size, vo = body.value_offset, es = space.elem_size;
+  const auto index_bytes = static_cast<std::size_t>(space.dims) * sizeof(std::int64_t);
+  std::int64_t index[4];
+  plan.packed.resize(plan.work.size());
+  for (std::size_t th = 0; th < plan.work.size(); ++th)
+    for (const auto& positions : plan.work[th]) {
+      auto& bytes = plan.packed[th].emplace_back(positions.size() * rs);
+      std::byte* rec = bytes.data();
+      for (const std::uint32_t pos : positions) {
+        index_at(space, pos, index);
+        std::memcpy(rec, index, index_bytes);
+        std::byte* value = space.values + static_cast<std::size_t>(pos) * es;
+        if (body.reads_only) std::memcpy(rec + vo, value, es);
+        else std::memcpy(rec + vo, &value, sizeof value);
+        rec += rs;
       }
-  }
-  auto values_now = space.local_values();
+    }
+}
+
+// Speculative runs: each iteration's index goes to the checker first.
+class VerifyHook final : public IterationHook {
+ public:
+  VerifyHook(CheckedObserver& checker, int dims) : checker_(checker), dims_(static_cast<std::size_t>(dims)) {}
+  void before(const std::int64_t* index) override { checker_.begin_iteration({index, dims_}); }
+  void after() override {}
+
+ private:
+  CheckedObserver& checker_;
+  std::size_t dims_;
+};
+
+// Managed communication takes deltas between iterations.
+class OfferHook final : public IterationHook {
+ public:
+  OfferHook(const RelaxedRun& run, int th) : run_(run), th_(th) {}
+  void before(const std::int64_t*) override {}
+  void after() override { run_.offer(th_); }
+
+ private:
+  const RelaxedRun& run_;
+  int th_;
+};
+
+}  // namespace
+
+bool strategy_has_one_step(const Plan& plan) {
+  const auto s = plan.choice.strategy;
+  return s != analysis::Strategy::two_d && s != analysis::Strategy::two_d_skewed;
+}
+
+std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, const LoopOptions& options,
+                     bool verify) {
+  const SpaceView space = given.refreshed();
+  Runtime& rt = *space.rt;
+  const auto run_start = std::chrono::steady_clock::now();
+  if (plan.packed.empty()) pack_records(space, body, plan);
   // The copies are refreshed only when the elements changed since they were made
   // (a sequential fingerprint costs far less than gathering them again).
   bool refresh = false;
-  if constexpr (kReadsOnly) {
-    const auto fp = fingerprint(std::as_bytes(values_now));
+  if (body.reads_only) {
+    const auto fp = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * space.elem_size});
     refresh = fp != plan.packed_fingerprint;
     plan.packed_fingerprint = fp;
   }
@@ -151,8 +165,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     if (checkers.empty()) relaxed.share_caches();
   }
 
-  // Records [from, to) of one step of one thread, body by body.
-  auto run_step = [&](int th, int step, int block, std::size_t from = 0, std::size_t to = SIZE_MAX) {
+  const StepRunner run_step = [&](int th, int step, int block, std::size_t from, std::size_t to) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
     if (checker && checked) {
       const int w = r * T + th;
@@ -165,11 +178,11 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     }
     auto& packed = plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
     const auto& positions = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
-    auto* rec = reinterpret_cast<Record*>(packed.data());
-    const std::size_t n = std::min(to, packed.size() / sizeof(Record));
-    if constexpr (kReadsOnly)
-      if (refresh)
-        for (std::size_t k = from; k < n; ++k) rec[k].value = values_now[positions[k]];
+    const std::size_t n = std::min(to, packed.size() / body.record_size);
+    if (refresh)
+      for (std::size_t k = from; k < n; ++k)
+        std::memcpy(packed.data() + k * body.record_size + body.value_offset,
+                    space.values + static_cast<std::size_t>(positions[k]) * space.elem_size, space.elem_size);
     ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
     // Direct cache reads are counted per thread; the tables get the counts when the
     // step ends, however it ends.
@@ -180,19 +193,9 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
         if (run.active()) run.count_cache_reads(th);
       }
     } count_reads{relaxed, th};
-    if (!verify && relaxed.managed()) {  // managed communication takes deltas between iterations
-      for (std::size_t k = from; k < n; ++k) {
-        if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
-        else body(rec[k].index, *rec[k].value);
-        relaxed.offer(th);
-      }
-      return;
-    }
     if (!verify) {
-      for (std::size_t k = from; k < n; ++k) {
-        if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
-        else body(rec[k].index, *rec[k].value);
-      }
+      OfferHook offer(relaxed, th);
+      body.run(body.body, packed.data(), from, n, relaxed.managed() ? &offer : nullptr);
       return;
     }
     // Verifying: after the first access that does not fit, this thread runs nothing
@@ -200,11 +203,8 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
     std::string& failure = failures[static_cast<std::size_t>(th)];
     if (!failure.empty()) return;
     try {
-      for (std::size_t k = from; k < n; ++k) {
-        checker->begin_iteration(rec[k].index);
-        if constexpr (kReadsOnly) body(rec[k].index, rec[k].value);
-        else body(rec[k].index, *rec[k].value);
-      }
+      VerifyHook hook(*checker, space.dims);
+      body.run(body.body, packed.data(), from, n, &hook);
     } catch (const SpeculationFailed& e) {
       failure = e.what();
     }
@@ -226,7 +226,7 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
   if (single_step) {
     rt.pool().run([&](int th) {
       strata::detail::WorkerScope worker(th);
-      run_step(th, 0, -1);
+      run_step(th, 0, -1, 0, SIZE_MAX);
     });
     plan.last_wait_seconds = 0;
     return finish();
@@ -245,7 +245,9 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
         const auto bytes = a->local_bytes();
         rows.push_back({bytes, shape[0] > 0 ? static_cast<std::int64_t>(bytes.size()) / shape[0] : 0, plan.time_bounds});
       }
-  plan.last_wait_seconds = run_schedule(rt, plan.schedule, rows, run_step, plan.gathered);
+  plan.last_wait_seconds = run_schedule(rt, plan.schedule, rows,
+                                        [&](int th, int step, int block) { run_step(th, step, block, 0, SIZE_MAX); },
+                                        plan.gathered);
   if (relaxed.active()) relaxed.tick();  // a 2-D run over relaxed arrays is one clock
   if (!travelling.empty()) {
     std::vector<int> held;

@@ -1,0 +1,22 @@
+// Histograms of a DistArray's stored elements along one dimension, on the array's
+// keys or box (no element type): DistArray::histogram and the loop planner share them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/comm.hpp"
+#include "strata/partition.hpp"
+
+namespace strata::detail {
+
+/// Collective: how many of the `n` sparse keys (n x dims values, this rank's) lie at
+/// each index of dimension `dim`, summed over ranks; with `bins` > 0 the counts are
+/// grouped into that many equal-width bins.
+std::vector<std::int64_t> histogram_of_keys(Comm& comm, const std::int64_t* keys, std::int64_t n, int dims,
+                                            const std::vector<std::int64_t>& shape, int dim, std::int64_t bins);
+/// The same for a dense array whose rank holds `box`.
+std::vector<std::int64_t> histogram_of_box(Comm& comm, const std::vector<IndexSet>& box,
+                                           const std::vector<std::int64_t>& shape, int dim, std::int64_t bins);
+
+}  // namespace strata::detail

@@ -1,0 +1,44 @@
+#include "strata/detail/histogram.hpp"
+
+#include <algorithm>
+#include <span>
+
+namespace strata::detail {
+namespace {
+
+// Counts per index (bins == 0) or per equal-width bin of dimension `dim`.
+struct Binning {
+  std::int64_t extent, bins;
+  std::size_t count() const { return static_cast<std::size_t>(bins > 0 ? bins : extent); }
+  std::size_t of(std::int64_t i) const {
+    return static_cast<std::size_t>(bins > 0 ? i * bins / std::max<std::int64_t>(1, extent) : i);
+  }
+};
+
+}  // namespace
+
+std::vector<std::int64_t> histogram_of_keys(Comm& comm, const std::int64_t* keys, std::int64_t n, int dims,
+                                            const std::vector<std::int64_t>& shape, int dim, std::int64_t bins) {
+  const Binning b{shape[static_cast<std::size_t>(dim)], bins};
+  std::vector<std::int64_t> h(b.count(), 0);
+  for (std::int64_t k = 0; k < n; ++k) ++h[b.of(keys[k * dims + dim])];
+  comm.allreduce(std::span(h), ReduceOp::sum);
+  return h;
+}
+
+std::vector<std::int64_t> histogram_of_box(Comm& comm, const std::vector<IndexSet>& box,
+                                           const std::vector<std::int64_t>& shape, int dim, std::int64_t bins) {
+  const Binning b{shape[static_cast<std::size_t>(dim)], bins};
+  std::vector<std::int64_t> h(b.count(), 0);
+  std::int64_t volume = 1;
+  for (const auto& s : box) volume *= s.size();
+  const IndexSet& along = box[static_cast<std::size_t>(dim)];
+  if (volume > 0) {
+    const std::int64_t per_index = volume / along.size();
+    for (std::int64_t k = 0; k < along.size(); ++k) h[b.of(along.global(k))] += per_index;
+  }
+  comm.allreduce(std::span(h), ReduceOp::sum);
+  return h;
+}
+
+}  // namespace strata::detail

@@ -1,0 +1,165 @@
+// One call of parallel_for: the plan cache, the speculative first run of a sampled
+// plan, the loop-call bookkeeping of recovery (checkpoints, resuming, recording),
+// and single-process replay of a recorded call.
+#include <algorithm>
+
+#include "loop/loop_internal.hpp"
+#include "loop/relaxed_run.hpp"
+#include "strata/loop/undo.hpp"
+#include "strata/recovery/loop_calls.hpp"
+#include "strata/recovery/replayed_deltas.hpp"
+
+namespace strata::loop::detail {
+
+Plan& plan_for(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+               const std::source_location& where) {
+  Runtime& rt = *space.rt;
+  const std::string key = loop_key(where, space.array->array_id(), options);
+  auto& cache = PlanCache::instance();
+  if (Plan* p = cache.find(key)) {
+    const std::string stale = why_plan_is_stale(*p, rt, space.array->structure_version());
+    if (stale.empty()) return *p;
+    rt.debug("loop at {}: planning again, as {}", p->loop_site, stale);
+  }
+  const int stride = recon_stride_for(space.nnz, options);
+  return cache.store(key, build_plan(space, body, options, where, stride));
+}
+
+namespace {
+
+// One call of parallel_for without the bookkeeping of loop calls. The first run of a
+// plan from a sampled reconnaissance checks every access; if one does not fit,
+// everything the run changed is put back and the loop is planned from a full pass.
+const Plan& run_loop_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                          const std::source_location& where) {
+  Runtime& rt = *space.rt;
+  Plan* plan = &plan_for(space, body, options, where);
+  if (!plan->verified) {
+    std::vector<strata::detail::ArrayBase*> changed;
+    for (const auto& role : plan->roles)
+      if (role.written) changed.push_back(strata::detail::ArrayBase::find_array(role.array_id));
+    if (!body.reads_only) changed.push_back(space.array);
+    strata::detail::RunSnapshot before(changed);
+    std::string failure = run_plan(space, body, *plan, options, true);
+    if (failure.empty()) {
+      plan->verified = true;
+      flush_buffers(*plan);
+      return *plan;
+    }
+    before.restore();
+    rt.debug("loop at {}: the plan from a sampled reconnaissance does not hold ({}); planning again from a full "
+             "pass", plan->loop_site, failure);
+    auto full = build_plan(space, body, options, where, 1);
+    full->speculation_failure = std::move(failure);
+    plan = &PlanCache::instance().store(loop_key(where, space.array->array_id(), options), std::move(full));
+  }
+  run_plan(space, body, *plan, options, false);
+  flush_buffers(*plan);
+  return *plan;
+}
+
+// Record mode: the id of the schedule of `plan`'s runs, written on its first call.
+std::int64_t record_order(const SpaceView& space, const Plan& plan, recovery::ExecutionRecord& record) {
+  if (const auto id = record.order_of(plan.serial)) return id;
+  auto rows = schedule_rows(space, plan, RelaxedRun(plan).clock_every());
+  const std::size_t width = kScheduleFields + static_cast<std::size_t>(space.dims);
+  std::int64_t clocks = 1;  // as RelaxedRun::begin counts them
+  for (std::size_t at = 0; at < rows.size(); at += width) {
+    if (!strategy_has_one_step(plan)) rows[at] = 0;  // a 2-D run over relaxed arrays is one clock
+    clocks = std::max(clocks, rows[at] + 1);
+  }
+  return record.write_order(plan.serial, to_recorded(rows, space.dims, clocks));
+}
+
+// Single-process replay: the body over the call's recorded schedule on this thread,
+// no plan; Buffer writes are summed per recorded worker and applied clock by clock,
+// as in the recorded run.
+const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, recovery::LoopCalls& calls,
+                             const std::source_location& where) {
+  const recovery::RecordedCall& rec = calls.expected();
+  auto& record = calls.record();
+  const auto M = static_cast<std::size_t>(space.dims);
+  const recovery::RecordedSchedule schedule = record.schedule(rec, space.dims);
+  recovery::ReplayedDeltas deltas(record, rec, schedule.clocks);
+  struct Reset {  // after the call, or a body that throws, no simulated worker is left behind
+    ~Reset() {
+      strata::detail::t_delta_set = 0;
+      strata::detail::t_clock = 0;
+      strata::detail::t_observer = nullptr;
+    }
+  } reset;
+  strata::detail::t_observer = deltas.observer();  // reads of logged arrays come from the record
+  for (std::size_t k = 0; k < schedule.iterations(); ++k) {
+    const auto row = schedule.row(k);
+    std::byte* value = recorded_element(space, row, rec);
+    const std::int64_t clock = row[M + 1];
+    deltas.advance_to(clock, row[M]);
+    strata::detail::t_delta_set = static_cast<int>(row[M]);
+    strata::detail::t_clock = clock;
+    body.visit(body.body, row.data(), value);
+  }
+  deltas.finish();
+  recovery::CallOutcome outcome;
+  for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);
+  outcome.buffers = rec.buffers;
+  outcome.relaxed = rec.relaxed;
+  outcome.order = rec.order;
+  calls.end(outcome);
+  return replayed_plan(where);
+}
+
+}  // namespace
+
+const Plan& parallel_for_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                              const std::source_location& where) {
+  auto& calls = space.rt->loop_calls();
+  if (calls.begin(where)) return skipped_plan(where);
+  if (calls.replaying_serially()) return replay_loop_call(space, body, calls, where);
+  const Plan& plan = run_loop_call(space, body, options, where);
+  recovery::CallOutcome outcome{changed_arrays(plan, space.array->array_id(), !body.reads_only),
+                                buffered_arrays(plan), 0, relaxed_arrays(plan)};
+  if (calls.recording()) outcome.order = record_order(space, plan, calls.record());
+  calls.end(outcome);
+  return plan;
+}
+
+// Steps are the 2-D schedule's steps; in other plans the clocks of a relaxed run
+// (every `clock_every` iterations of a worker; 0 when it is 0). Within a step,
+// workers touch nothing another worker of the step writes, so the sort is a serial
+// order the run is equivalent to.
+std::vector<std::int64_t> schedule_rows(const SpaceView& given, const Plan& plan, std::int64_t clock_every) {
+  const SpaceView space = given.refreshed();
+  std::vector<std::int64_t> mine;
+  const int T = plan.threads, r = space.rt->rank();
+  const bool clocked = strategy_has_one_step(plan) && clock_every > 0;
+  std::int64_t index[4];
+  for (int th = 0; th < T; ++th) {
+    std::int64_t seq = 0;
+    const auto& steps = plan.work[static_cast<std::size_t>(th)];
+    for (std::size_t st = 0; st < steps.size(); ++st)
+      for (const auto pos : steps[st]) {
+        const std::int64_t step = clocked ? seq / clock_every : static_cast<std::int64_t>(st);
+        index_at(space, pos, index);
+        mine.insert(mine.end(), {step, r * T + th, seq++});
+        mine.insert(mine.end(), index, index + space.dims);
+      }
+  }
+  return gather_schedule(*space.rt, std::move(mine), space.dims);
+}
+
+std::vector<std::int64_t> equivalent_order(const SpaceView& space, const Plan& plan) {
+  const auto rows = schedule_rows(space, plan, 0);
+  const std::size_t width = kScheduleFields + static_cast<std::size_t>(space.dims);
+  std::vector<std::int64_t> out;
+  out.reserve(rows.size() / width * static_cast<std::size_t>(space.dims));
+  for (std::size_t at = 0; at < rows.size(); at += width)
+    out.insert(out.end(), rows.begin() + static_cast<std::ptrdiff_t>(at + kScheduleFields),
+               rows.begin() + static_cast<std::ptrdiff_t>(at + width));
+  return out;
+}
+
+void reconnaissance_only(const SpaceView& space, const LoopBody& body, int stride) {
+  reconnoitre(space, body, false, stride);
+}
+
+}  // namespace strata::loop::detail

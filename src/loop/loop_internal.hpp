@@ -1,0 +1,134 @@
+// The loop engine's internal header: what its files share behind the waist
+// (strata/loop/loop_body.hpp). Nothing here is seen by user code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/detail/stopwatch.hpp"
+#include "strata/loop/parallel_for.hpp"  // the engine entry points
+#include "strata/loop/plan.hpp"
+#include "strata/loop/recorder.hpp"
+#include "strata/recovery/execution_record.hpp"
+
+namespace strata::loop::detail {
+
+using strata::detail::seconds_since;
+
+// ---- iteration spaces on bytes (space.cpp) ----------------------------------
+
+/// The index of local iteration `pos` into out[0, dims).
+void index_at(const SpaceView& space, std::int64_t pos, std::int64_t* out);
+/// The local element at `index`, or nullptr when this rank holds none there.
+std::byte* locate(const SpaceView& space, const std::int64_t* index);
+/// Collective: iterations at each index of dimension d, summed over ranks.
+std::vector<std::int64_t> histogram(const SpaceView& space, int d);
+
+/// Installs an observer on the calling thread for a scope.
+class ObserverScope {
+ public:
+  ObserverScope(strata::detail::AccessObserver* o, bool recording);
+  ~ObserverScope();
+  ObserverScope(const ObserverScope&) = delete;
+  ObserverScope& operator=(const ObserverScope&) = delete;
+};
+
+/// Scratch memory for one element, aligned for any element type.
+class ElementScratch {
+ public:
+  explicit ElementScratch(std::size_t bytes)
+      : words_((bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1) {}
+  std::byte* data() { return reinterpret_cast<std::byte*>(words_.data()); }
+
+ private:
+  std::vector<std::max_align_t> words_;
+};
+
+// ---- reconnaissance (reconnoitre.cpp) ----------------------------------------
+
+/// Runs the body once with accesses recorded over this rank's iterations (1 in
+/// `stride` of them), on all of the rank's threads, each with its own recorder over a
+/// contiguous share. The element handed to the body is a copy, so its writes are
+/// dropped too.
+std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride);
+
+// ---- planning (build_plan.cpp, driver.cpp) ----------------------------------
+
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
+/// Why a cached plan no longer fits the loop's arrays ("" while it does).
+std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version);
+void remember_versions(Plan& plan);
+/// Bounds, schedule and array placement for the chosen strategy. `histogram(d)`
+/// (collective) counts the iterations at each index of dimension d; it is called
+/// only for the dimensions the strategy partitions.
+void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
+             const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options);
+void print_plan(Runtime& rt, const Plan& plan);
+/// The reconnaissance stride for a loop over `iterations` iterations (all ranks).
+int recon_stride_for(std::int64_t iterations, const LoopOptions& options);
+/// Collective: applies at their owners the deltas the loop wrote through Buffers.
+void flush_buffers(const Plan& plan);
+/// 1, 2, ...: numbers the plans this process builds (the same on every rank, as
+/// planning is collective).
+std::uint64_t next_plan_serial();
+/// The ids of the arrays a run of `plan` changed: those it writes in place, those it
+/// writes through Buffers, and the iteration space when the body takes its elements
+/// by reference.
+std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written);
+/// What parallel_for returns for a loop call a resumed run skipped: a plan of that
+/// site with `skipped` set and nothing else (it stays valid for the whole run).
+const Plan& skipped_plan(const std::source_location& where);
+/// What parallel_for returns for a loop call a single-process replay ran in its
+/// recorded order: a plan of that site with `replayed` set.
+const Plan& replayed_plan(const std::source_location& where);
+/// The ids of the arrays a plan writes through Buffers, in the order it flushes them.
+std::vector<std::uint64_t> buffered_arrays(const Plan& plan);
+/// The ids of a plan's relaxed arrays (their tables run with the loop), in role order.
+std::vector<std::uint64_t> relaxed_arrays(const Plan& plan);
+/// Adds one thread's read sets of relaxed arrays to `into` (bitwise or).
+void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
+/// Whether the loop reads an array that is relaxed (a parameter-server table).
+bool reads_relaxed_arrays(const Plan& plan);
+/// Collective: the first non-empty message of any thread on any rank ("" if none).
+std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
+
+/// Reconnaissance (1 in `stride` iterations), analysis and layout: a new plan.
+/// Collective. A plan from a sample is speculative (verified = false) unless its
+/// strategy needs every access anyway (conflict groups), in which case the pass is
+/// repeated in full.
+std::unique_ptr<Plan> build_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                                 const std::source_location& where, int stride);
+
+// ---- execution (run_plan.cpp) -----------------------------------------------
+
+/// Whether each thread runs its work as one step (every strategy but the 2-D ones).
+bool strategy_has_one_step(const Plan& plan);
+/// Runs the loop once by `plan`. With `verify`, every access is also checked against
+/// the plan's fitted subscripts; the first that does not fit stops its thread's
+/// share of the run (the schedule still completes), and the run reports it: the
+/// first such message of any thread on any rank, "" when every access fitted.
+/// Collective.
+std::string run_plan(const SpaceView& space, const LoopBody& body, Plan& plan, const LoopOptions& options,
+                     bool verify);
+
+// ---- schedules of loop calls (schedule_rows.cpp) ------------------------------
+
+/// One iteration of a loop call as a schedule lists it: step, worker (rank x
+/// threads + thread), seq (its place in the worker's order), then dims subscripts.
+/// Rows of this form are stored flat, kScheduleFields + dims values each.
+inline constexpr std::size_t kScheduleFields = 3;
+/// Every rank's rows (collective), sorted by (step, worker, seq).
+std::vector<std::int64_t> gather_schedule(Runtime& rt, std::vector<std::int64_t> mine, int dims);
+/// The record's form of a gathered schedule whose steps are clocks (`clocks` of them).
+recovery::RecordedSchedule to_recorded(const std::vector<std::int64_t>& rows, int dims, std::int64_t clocks);
+/// A replay: the element of `space` at a recorded schedule's row (its first dims
+/// values); throws ReplayError naming the call when the space has none there.
+std::byte* recorded_element(const SpaceView& space, std::span<const std::int64_t> row,
+                            const recovery::RecordedCall& call);
+
+}  // namespace strata::loop::detail
