@@ -2,7 +2,7 @@
 # Source it; do not run it.
 
 # Debian 12 packages Strata builds and runs with.
-STRATA_PACKAGES=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev
+STRATA_PACKAGES=(build-essential cmake ninja-build ccache pkg-config openmpi-bin libopenmpi-dev
                  libgtest-dev libfmt-dev libxxhash-dev)
 
 strata_ensure_packages() {
