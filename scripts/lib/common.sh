@@ -2,7 +2,7 @@
 # Source it; do not run it.
 
 # Debian 12 packages Strata builds and runs with.
-STRATA_PACKAGES=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev
+STRATA_PACKAGES=(build-essential cmake ninja-build ccache pkg-config openmpi-bin libopenmpi-dev
                  libgtest-dev libfmt-dev libxxhash-dev)
 
 strata_ensure_packages() {
@@ -31,10 +31,28 @@ strata_mpi_env() {
 
 strata_jobs() { nproc 2>/dev/null || echo 2; }
 
-# strata_build DIR [cmake args...]: configure (once) and build.
+# ccache (CMake compiles through it when installed, see CMakeLists.txt) keeps its cache
+# outside the tree, in ~/.cache/ccache unless CCACHE_DIR says otherwise; the test suite
+# fills it with two build flavours, so it needs a few GB. Raises a smaller limit to 5 GB.
+strata_ccache_setup() {
+  command -v ccache >/dev/null 2>&1 || return 0
+  local max
+  max=$(ccache -k max_size 2>/dev/null) || return 0
+  # "5.0G", "500.0M", "0" (no limit); ccache may also write "GiB" or "GB".
+  if awk -v m="$max" 'BEGIN {
+        n = m + 0; u = m; sub(/^[0-9.]+ */, "", u); u = toupper(substr(u, 1, 1))
+        if (u == "T") n *= 1024; else if (u == "M") n /= 1024; else if (u == "K") n /= 1048576
+        exit !(n > 0 && n < 5) }'; then
+    echo "strata: raising ccache's size limit from $max to 5G"
+    ccache -M 5G >/dev/null
+  fi
+}
+
+# strata_build DIR [cmake args...]: configure (once) and build everything. With
+# STRATA_BUILD_TARGET set, builds that target only.
 strata_build() {
   local dir=$1
   shift
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
-  cmake --build "$dir" -j "$(strata_jobs)"
+  cmake --build "$dir" -j "$(strata_jobs)" ${STRATA_BUILD_TARGET:+--target "$STRATA_BUILD_TARGET"}
 }
