@@ -17,8 +17,7 @@
 #include <numeric>
 #include <string>
 
-#include "strata/io/checkpoint.hpp"
-#include "strata/io/load.hpp"
+#include "strata/strata.hpp"
 
 namespace {
 
