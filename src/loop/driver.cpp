@@ -227,7 +227,7 @@ std::int64_t heaviest_part(const std::vector<std::int64_t>& hist, const std::vec
   return most;
 }
 
-// Worker bounds along the space dimension (strata/loop/worker_splits.hpp). A loop
+// Worker bounds along the space dimension (src/loop/worker_splits.hpp). A loop
 // that writes an array it keeps aligned, or writes through a Buffer, splits the
 // space by its own histogram: its result depends on the split, so the split must
 // depend only on its data. It remembers the split for its aligned arrays. A loop
