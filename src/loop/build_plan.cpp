@@ -11,8 +11,11 @@
 
 namespace strata::loop::detail {
 
-std::unique_ptr<Plan> build_plan(const SpaceView& given, const LoopBody& body, const LoopOptions& options,
+std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, const LoopOptions& options,
                                  const std::source_location& where, int stride) {
+  // A caller's view may predate a layout that moved the space (a speculative plan
+  // replaced after its first run): start from the array as it is now.
+  const SpaceView given = stale.refreshed();
   Runtime& rt = *given.rt;
   auto plan = std::make_unique<Plan>();
   plan->serial = next_plan_serial();
