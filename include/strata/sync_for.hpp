@@ -33,10 +33,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <exception>
 #include <functional>
-#include <memory>
 #include <source_location>
 #include <span>
 #include <string>

@@ -147,17 +147,6 @@ std::vector<std::int64_t> schedule_rows(const SpaceView& given, const Plan& plan
   return gather_schedule(*space.rt, std::move(mine), space.dims);
 }
 
-std::vector<std::int64_t> equivalent_order(const SpaceView& space, const Plan& plan) {
-  const auto rows = schedule_rows(space, plan, 0);
-  const std::size_t width = kScheduleFields + static_cast<std::size_t>(space.dims);
-  std::vector<std::int64_t> out;
-  out.reserve(rows.size() / width * static_cast<std::size_t>(space.dims));
-  for (std::size_t at = 0; at < rows.size(); at += width)
-    out.insert(out.end(), rows.begin() + static_cast<std::ptrdiff_t>(at + kScheduleFields),
-               rows.begin() + static_cast<std::ptrdiff_t>(at + width));
-  return out;
-}
-
 void reconnaissance_only(const SpaceView& space, const LoopBody& body, int stride) {
   reconnoitre(space, body, false, stride);
 }

@@ -118,10 +118,8 @@ std::string run_plan(const SpaceView& space, const LoopBody& body, Plan& plan, c
 
 // ---- schedules of loop calls (schedule_rows.cpp) ------------------------------
 
-/// One iteration of a loop call as a schedule lists it: step, worker (rank x
-/// threads + thread), seq (its place in the worker's order), then dims subscripts.
-/// Rows of this form are stored flat, kScheduleFields + dims values each.
-inline constexpr std::size_t kScheduleFields = 3;
+// Schedule rows (kScheduleFields, strata/loop/parallel_for.hpp): step, worker (rank
+// x threads + thread), seq (its place in the worker's order), then dims subscripts.
 /// Every rank's rows (collective), sorted by (step, worker, seq).
 std::vector<std::int64_t> gather_schedule(Runtime& rt, std::vector<std::int64_t> mine, int dims);
 /// The record's form of a gathered schedule whose steps are clocks (`clocks` of them).

@@ -38,7 +38,6 @@ struct SpaceView {
   const std::int64_t* keys = nullptr;              ///< sparse: local_nnz x dims, sorted
   const std::vector<IndexSet>* box = nullptr;      ///< dense: this rank's box
   std::byte* values = nullptr;                     ///< local elements (box or key order)
-  std::uint64_t structure_version = 0;
   /// The view of the same array as it is now: planning may repartition the space,
   /// which moves its storage, so the engine takes a fresh view after such steps.
   SpaceView (*refresh)(strata::detail::ArrayBase& array) = nullptr;
@@ -87,7 +86,6 @@ SpaceView space_view(const DistArray<Elem, M>& array) {
   v.keys = reinterpret_cast<const std::int64_t*>(space.local_keys().data());
   v.box = &space.local_box();
   v.values = reinterpret_cast<std::byte*>(space.local_values().data());
-  v.structure_version = space.structure_version();
   v.refresh = [](strata::detail::ArrayBase& a) { return space_view(static_cast<DistArray<Elem, M>&>(a)); };
   return v;
 }

@@ -37,11 +37,11 @@ const Plan& parallel_for_call(const SpaceView& space, const LoopBody& body, cons
                               const std::source_location& where);
 Plan& plan_for(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                const std::source_location& where);
-/// The last run of `plan` as rows of (step, worker, seq, index...), gathered from
-/// all ranks and sorted (see scheduled_iterations).
+/// Rows of a schedule are stored flat: step, worker, seq, then the dims subscripts.
+inline constexpr std::size_t kScheduleFields = 3;
+/// The last run of `plan` as schedule rows, gathered from all ranks and sorted (see
+/// scheduled_iterations).
 std::vector<std::int64_t> schedule_rows(const SpaceView& space, const Plan& plan, std::int64_t clock_every);
-/// The indices of equivalent_order, flat (dims values each).
-std::vector<std::int64_t> equivalent_order(const SpaceView& space, const Plan& plan);
 /// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
 /// visits local iteration `pos` (for tests of speculative plans).
 bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);
@@ -99,11 +99,12 @@ template <class Elem, std::size_t M>
 std::vector<ScheduledIteration<M>> scheduled_iterations(const DistArray<Elem, M>& space, const Plan& plan,
                                                          std::int64_t clock_every) {
   const auto rows = schedule_rows(space_view(space), plan, clock_every);
-  std::vector<ScheduledIteration<M>> out(rows.size() / (M + 3));
+  constexpr std::size_t width = kScheduleFields + M;
+  std::vector<ScheduledIteration<M>> out(rows.size() / width);
   for (std::size_t k = 0; k < out.size(); ++k) {
-    const std::int64_t* row = &rows[k * (M + 3)];
+    const std::int64_t* row = &rows[k * width];
     out[k].step = row[0], out[k].worker = row[1], out[k].seq = row[2];
-    std::copy(row + 3, row + 3 + M, out[k].index.begin());
+    std::copy(row + kScheduleFields, row + width, out[k].index.begin());
   }
   return out;
 }
@@ -127,9 +128,8 @@ std::string run_plan(DistArray<Elem, M>& space, Body& body, Plan& plan, const Lo
 /// thread reproduces the parallel result bit for bit.
 template <class Elem, std::size_t M>
 std::vector<Index<M>> equivalent_order(const DistArray<Elem, M>& space, const loop::Plan& plan) {
-  const auto flat = loop::detail::equivalent_order(loop::detail::space_view(space), plan);
-  std::vector<Index<M>> out(flat.size() / M);
-  for (std::size_t k = 0; k < out.size(); ++k) std::copy_n(&flat[k * M], M, out[k].begin());
+  std::vector<Index<M>> out;
+  for (const auto& it : loop::detail::scheduled_iterations(space, plan, 0)) out.push_back(it.index);
   return out;
 }
 
