@@ -29,13 +29,13 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
   for (int e = 1; e <= config.epochs; ++e) {
     rt.comm().barrier();
     const auto t0 = std::chrono::steady_clock::now();
-    const auto skipped_before = rt.loop_calls().skipped();
+    const auto skipped_before = recovery::loop_calls(rt).skipped();
     pass();
     const double local = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     PassReport r;
     r.pass = e;
     r.seconds = rt.comm().allreduce(local, ReduceOp::max);
-    r.restored = rt.loop_calls().skipped() > skipped_before;
+    r.restored = recovery::loop_calls(rt).skipped() > skipped_before;
     r.items = r.restored ? 0 : items_per_pass;
     if (!r.restored && !described && after_first_pass) {
       after_first_pass();

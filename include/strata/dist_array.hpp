@@ -35,7 +35,7 @@
 #include "strata/element.hpp"
 #include "strata/error.hpp"
 #include "strata/index.hpp"
-#include "strata/loop/access.hpp"
+#include "strata/detail/array_base.hpp"
 #include "strata/partition.hpp"
 #include "strata/random.hpp"
 #include "strata/runtime.hpp"

@@ -48,7 +48,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/loop/worker.hpp"
+#include "strata/detail/worker.hpp"
 
 namespace strata {
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "strata/comm.hpp"
 #include "strata/log.hpp"
@@ -15,12 +16,26 @@
 
 namespace strata {
 
-namespace ps {
-class Postman;
-}
-namespace recovery {
-class LoopCalls;
-}
+class Runtime;
+
+/// A per-run object of a layer above the runtime (the parameter server's postman, the
+/// journal of loop calls). The layer that owns it creates it through
+/// Runtime::service; the Runtime keeps it, finishes it at a normal end and destroys it
+/// before the rank's threads and communicator stop (newest first).
+class RuntimeService {
+ public:
+  virtual ~RuntimeService() = default;
+  /// At a normal end of the run (not unwinding, communication intact), before any
+  /// service is destroyed; errors are the service's to report. Collective.
+  virtual void finish() {}
+};
+
+/// A kind of RuntimeService, identified by the address of this object (a constant of
+/// the owning layer).
+struct ServiceKind {
+  const char* name;
+  std::unique_ptr<RuntimeService> (*make)(Runtime& rt);
+};
 
 struct RuntimeOptions {
   /// Threads of this rank's pool; 0 = cores of the host divided by ranks on the host.
@@ -79,10 +94,9 @@ class Runtime {
 
   Comm& comm() { return *comm_; }
   ThreadPool& pool() { return *pool_; }
-  /// The parameter server's communication thread, started on first use.
-  ps::Postman& postman();
-  /// The run's loop calls: journal, automatic checkpoints, resuming.
-  recovery::LoopCalls& loop_calls() { return *loop_calls_; }
+  /// The run's service of `kind`, created by kind.make on first use. Services of the
+  /// kinds registered with start_with_every_runtime exist from the start.
+  RuntimeService& service(const ServiceKind& kind);
   const Logger& logger() const { return *logger_; }
   const RuntimeOptions& options() const { return options_; }
 
@@ -118,9 +132,16 @@ class Runtime {
   std::unique_ptr<Comm> comm_;
   std::unique_ptr<Logger> logger_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<ps::Postman> postman_;  // stopped before the communicator goes
-  std::unique_ptr<recovery::LoopCalls> loop_calls_;
+  std::vector<std::pair<const ServiceKind*, std::unique_ptr<RuntimeService>>> services_;  // oldest first
 };
+
+namespace detail {
+/// Registers a kind whose service every Runtime creates as it starts, after its
+/// threads (kinds in the order registered). Called during static initialisation by
+/// the layer that owns the kind, so that a run has it whether or not the program
+/// names it (the journal of loop calls: resuming and replaying must see every call).
+void start_with_every_runtime(const ServiceKind& kind);
+}  // namespace detail
 
 /// Applies STRATA_* environment variables and then --strata-* arguments (removed
 /// from argv) to `defaults`. Throws OptionError naming a bad option.

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
-#include "strata/buffer.hpp"
+#include "strata/loop/buffer_base.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/worker_splits.hpp"
 

@@ -5,9 +5,8 @@
 
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
+#include "strata/loop/call_hooks.hpp"
 #include "strata/loop/undo.hpp"
-#include "strata/recovery/loop_calls.hpp"
-#include "strata/recovery/replayed_deltas.hpp"
 
 namespace strata::loop::detail {
 
@@ -59,7 +58,7 @@ const Plan& run_loop_call(const SpaceView& space, const LoopBody& body, const Lo
 }
 
 // Record mode: the id of the schedule of `plan`'s runs, written on its first call.
-std::int64_t record_order(const SpaceView& space, const Plan& plan, recovery::ExecutionRecord& record) {
+std::int64_t record_order(const SpaceView& space, const Plan& plan, CallHooks& record) {
   if (const auto id = record.order_of(plan.serial)) return id;
   auto rows = schedule_rows(space, plan, RelaxedRun(plan).clock_every());
   const std::size_t width = kScheduleFields + static_cast<std::size_t>(space.dims);
@@ -74,13 +73,13 @@ std::int64_t record_order(const SpaceView& space, const Plan& plan, recovery::Ex
 // Single-process replay: the body over the call's recorded schedule on this thread,
 // no plan; Buffer writes are summed per recorded worker and applied clock by clock,
 // as in the recorded run.
-const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, recovery::LoopCalls& calls,
+const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, CallHooks& calls,
                              const std::source_location& where) {
-  const recovery::RecordedCall& rec = calls.expected();
-  auto& record = calls.record();
+  const RecordedCall& rec = calls.expected();
   const auto M = static_cast<std::size_t>(space.dims);
-  const recovery::RecordedSchedule schedule = record.schedule(rec, space.dims);
-  recovery::ReplayedDeltas deltas(record, rec, schedule.clocks);
+  const RecordedSchedule schedule = calls.schedule(rec, space.dims);
+  const auto writes = calls.replay_writes(rec, schedule.clocks);
+  auto& deltas = *writes;
   struct Reset {  // after the call, or a body that throws, no simulated worker is left behind
     ~Reset() {
       strata::detail::t_delta_set = 0;
@@ -99,7 +98,7 @@ const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, recov
     body.visit(body.body, row.data(), value);
   }
   deltas.finish();
-  recovery::CallOutcome outcome;
+  CallOutcome outcome;
   for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);
   outcome.buffers = rec.buffers;
   outcome.relaxed = rec.relaxed;
@@ -112,13 +111,13 @@ const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, recov
 
 const Plan& parallel_for_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                               const std::source_location& where) {
-  auto& calls = space.rt->loop_calls();
+  auto& calls = call_hooks(*space.rt);
   if (calls.begin(where)) return skipped_plan(where);
   if (calls.replaying_serially()) return replay_loop_call(space, body, calls, where);
   const Plan& plan = run_loop_call(space, body, options, where);
-  recovery::CallOutcome outcome{changed_arrays(plan, space.array->array_id(), !body.reads_only),
+  CallOutcome outcome{changed_arrays(plan, space.array->array_id(), !body.reads_only),
                                 buffered_arrays(plan), 0, relaxed_arrays(plan)};
-  if (calls.recording()) outcome.order = record_order(space, plan, calls.record());
+  if (calls.recording()) outcome.order = record_order(space, plan, calls);
   calls.end(outcome);
   return plan;
 }

@@ -14,7 +14,7 @@
 #include "strata/loop/parallel_for.hpp"  // the engine entry points
 #include "strata/loop/plan.hpp"
 #include "strata/loop/recorder.hpp"
-#include "strata/recovery/execution_record.hpp"
+#include "strata/loop/call_hooks.hpp"
 
 namespace strata::loop::detail {
 
@@ -123,10 +123,10 @@ std::string run_plan(const SpaceView& space, const LoopBody& body, Plan& plan, c
 /// Every rank's rows (collective), sorted by (step, worker, seq).
 std::vector<std::int64_t> gather_schedule(Runtime& rt, std::vector<std::int64_t> mine, int dims);
 /// The record's form of a gathered schedule whose steps are clocks (`clocks` of them).
-recovery::RecordedSchedule to_recorded(const std::vector<std::int64_t>& rows, int dims, std::int64_t clocks);
+RecordedSchedule to_recorded(const std::vector<std::int64_t>& rows, int dims, std::int64_t clocks);
 /// A replay: the element of `space` at a recorded schedule's row (its first dims
 /// values); throws ReplayError naming the call when the space has none there.
 std::byte* recorded_element(const SpaceView& space, std::span<const std::int64_t> row,
-                            const recovery::RecordedCall& call);
+                            const RecordedCall& call);
 
 }  // namespace strata::loop::detail

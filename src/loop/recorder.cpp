@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "strata/ps/buffer_base.hpp"
+#include "strata/loop/buffer_base.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop {

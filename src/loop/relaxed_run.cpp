@@ -7,8 +7,8 @@
 
 #include "strata/detail/cache_view.hpp"
 #include "strata/error.hpp"
-#include "strata/ps/buffer_base.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "strata/loop/buffer_base.hpp"
+#include "strata/loop/call_hooks.hpp"
 
 namespace strata::loop::detail {
 
@@ -55,28 +55,7 @@ void RelaxedRun::begin(Runtime& rt, const Plan& plan, std::int64_t most) {
   clocks_ = clock_every_ > 0 ? std::max<std::int64_t>(1, (most + clock_every_ - 1) / clock_every_) : 1;
   clocks_ = rt.comm().allreduce(clocks_, ReduceOp::max);
   clock_ = 0;
-  // A replay on the recorded layout: SSP caches take the versions the record holds.
-  // A record logs the runs whose values depend on timing; a replay on the recorded
-  // layout cannot make them so again (a one-process replay reads the log instead).
-  auto& calls = rt.loop_calls();
-  const bool replaying = calls.record().mode() == recovery::ExecutionRecord::Mode::replay;
-  for (auto* t : tables_) {
-    if (replaying && recovery::values_depend_on_timing(t->consistency()))
-      throw ReplayError(fmt::format(
-          "replay of loop call {} at {}: its relaxed array {} ran with {}, whose values depend on timing; a replay "
-          "on the recorded ranks and threads cannot reproduce them. Replay it in one process with one thread "
-          "(--strata-threads=1, no mpirun): that replay reads what the record logged",
-          calls.calls(), plan.loop_site, strata::detail::array_label(t->array_id()),
-          t->consistency().is_managed() ? "managed communication" : "Hybrid consistency"));
-    t->log_timing(calls.recording() && recovery::values_depend_on_timing(t->consistency()));
-    std::vector<std::int64_t> versions;
-    if (replaying && recovery::records_cache_versions(t->consistency())) {
-      const auto recorded = calls.record().cache_versions(calls.expected(), t->array_id());
-      const auto mine = recorded.of_rank(rt.rank());
-      versions.assign(mine.begin(), mine.end());
-    }
-    t->follow_versions(std::move(versions));
-  }
+  call_hooks(rt).before_relaxed_run(tables_, plan.loop_site);
   for (auto* t : tables_) {
     auto it = std::find_if(plan.read_sets.begin(), plan.read_sets.end(),
                            [&](const ReadSet& r) { return r.array_id == t->array_id(); });

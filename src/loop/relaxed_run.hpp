@@ -11,9 +11,9 @@
 #include <span>
 #include <vector>
 
-#include "strata/loop/access.hpp"
+#include "strata/detail/array_base.hpp"
 #include "strata/loop/plan.hpp"
-#include "strata/ps/relaxed_base.hpp"
+#include "strata/loop/relaxed_base.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::loop::detail {

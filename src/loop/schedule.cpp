@@ -9,7 +9,7 @@
 
 #include "strata/detail/stopwatch.hpp"
 #include "strata/error.hpp"
-#include "strata/loop/worker.hpp"
+#include "strata/detail/worker.hpp"
 
 namespace strata::loop {
 

@@ -34,9 +34,9 @@ std::vector<std::int64_t> gather_schedule(Runtime& rt, std::vector<std::int64_t>
   return sorted;
 }
 
-recovery::RecordedSchedule to_recorded(const std::vector<std::int64_t>& rows, int dims, std::int64_t clocks) {
+RecordedSchedule to_recorded(const std::vector<std::int64_t>& rows, int dims, std::int64_t clocks) {
   const std::size_t width = kScheduleFields + static_cast<std::size_t>(dims);
-  recovery::RecordedSchedule s;
+  RecordedSchedule s;
   s.dims = dims;
   s.clocks = clocks;
   s.rows.reserve(rows.size() / width * static_cast<std::size_t>(dims + 2));
@@ -50,7 +50,7 @@ recovery::RecordedSchedule to_recorded(const std::vector<std::int64_t>& rows, in
 }
 
 std::byte* recorded_element(const SpaceView& space, std::span<const std::int64_t> row,
-                            const recovery::RecordedCall& call) {
+                            const RecordedCall& call) {
   if (std::byte* value = locate(space, row.data())) return value;
   std::string index = "(";
   for (int d = 0; d < space.dims; ++d) index += fmt::format("{}{}", d ? ", " : "", row[static_cast<std::size_t>(d)]);

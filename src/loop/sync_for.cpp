@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "strata/loop/call_hooks.hpp"
 
 namespace strata::detail {
 namespace {
@@ -63,11 +63,11 @@ void check_synced(const loop::detail::SpaceView& space, const SyncOptions& optio
 SyncStats replay_sync_for(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
                           const std::vector<SyncedBase*>& synced) {
   Runtime& rt = *space.rt;
-  auto& calls = rt.loop_calls();
+  auto& calls = loop::call_hooks(rt);
   const auto M = static_cast<std::size_t>(space.dims);
-  const recovery::RecordedCall& rec = calls.expected();
-  const recovery::RecordedSchedule schedule = calls.record().schedule(rec, space.dims);
-  const int ranks = calls.record().recorded_ranks(), workers = ranks * calls.record().recorded_threads();
+  const loop::RecordedCall& rec = calls.expected();
+  const loop::RecordedSchedule schedule = calls.schedule(rec, space.dims);
+  const int ranks = calls.recorded_ranks(), workers = ranks * calls.recorded_threads();
   std::vector<std::vector<std::uint8_t>> active(static_cast<std::size_t>(schedule.clocks),
                                                 std::vector<std::uint8_t>(static_cast<std::size_t>(workers), 0));
   for (std::size_t k = 0; k < schedule.iterations(); ++k)
@@ -105,8 +105,9 @@ SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail
                         const SyncOptions& options, std::vector<SyncedBase*> synced) {
   Runtime& rt = *space.rt;
   check_synced(space, options, synced);
-  if (rt.loop_calls().begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
-  if (rt.loop_calls().replaying_serially()) return replay_sync_for(space, body, synced);
+  auto& calls = loop::call_hooks(rt);
+  if (calls.begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
+  if (calls.replaying_serially()) return replay_sync_for(space, body, synced);
   const int T = rt.threads();
   const std::int64_t n = space.local_nnz;
   std::vector<std::int64_t> lo(static_cast<std::size_t>(T) + 1);
@@ -157,8 +158,8 @@ SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail
     ++stats.batches;
   }
   for (auto* s : synced) s->end();
-  recovery::CallOutcome outcome{synced_ids(synced), {}, 0, {}};
-  if (rt.loop_calls().recording()) {
+  loop::CallOutcome outcome{synced_ids(synced), {}, 0, {}};
+  if (calls.recording()) {
     std::vector<std::int64_t> mine;
     std::int64_t index[4];
     for (int th = 0; th < T; ++th)
@@ -173,10 +174,10 @@ SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail
     // Calls with the same schedule share its file.
     const std::uint64_t key = (std::uint64_t{1} << 63) |
                               (loop::fingerprint(std::as_bytes(std::span(schedule.rows))) ^ static_cast<std::uint64_t>(batches));
-    outcome.order = rt.loop_calls().record().order_of(key);
-    if (outcome.order == 0) outcome.order = rt.loop_calls().record().write_order(key, schedule);
+    outcome.order = calls.order_of(key);
+    if (outcome.order == 0) outcome.order = calls.write_order(key, schedule);
   }
-  rt.loop_calls().end(outcome);
+  calls.end(outcome);
   return stats;
 }
 

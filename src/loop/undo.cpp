@@ -2,40 +2,30 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
+#include "strata/detail/registry.hpp"
 #include "strata/error.hpp"
 
 namespace strata::detail {
 namespace {
-std::mutex g_mu;
-std::vector<UndoableState*>& enrolled() {
-  static std::vector<UndoableState*> v;
-  return v;
+RegistryOf<UndoableState>& registry() {
+  static RegistryOf<UndoableState> r;
+  return r;
 }
 }  // namespace
 
-UndoableState::UndoableState() {
-  std::lock_guard lock(g_mu);
-  enrolled().push_back(this);
-}
+UndoableState::UndoableState() { registry().enroll(this); }
 
 UndoableState::UndoableState(const UndoableState&) : UndoableState() {}
 
-UndoableState::~UndoableState() {
-  std::lock_guard lock(g_mu);
-  auto& v = enrolled();
-  v.erase(std::remove(v.begin(), v.end(), this), v.end());
-}
+UndoableState::~UndoableState() { registry().withdraw(this); }
 
 void UndoableState::save_all() {
-  std::lock_guard lock(g_mu);
-  for (auto* s : enrolled()) s->save_state();
+  for (auto* s : registry().live()) s->save_state();
 }
 
 void UndoableState::restore_all() {
-  std::lock_guard lock(g_mu);
-  for (auto* s : enrolled()) s->restore_state();
+  for (auto* s : registry().live()) s->restore_state();
 }
 
 RunSnapshot::RunSnapshot(const std::vector<ArrayBase*>& arrays) {

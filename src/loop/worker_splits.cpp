@@ -4,8 +4,8 @@
 
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
-#include "strata/loop/access.hpp"
-#include "strata/recovery/journaled_state.hpp"
+#include "strata/detail/array_base.hpp"
+#include "strata/detail/journaled_state.hpp"
 
 namespace strata::loop::detail {
 namespace {
@@ -17,7 +17,7 @@ struct Split {
 
 // The process's memory of splits. Planning is collective and deterministic, so it
 // is the same on every rank. It is journaled after every loop call.
-class SplitMemory final : public recovery::JournaledState {
+class SplitMemory final : public strata::detail::JournaledState {
  public:
   std::map<std::uint64_t, Split> splits;
 

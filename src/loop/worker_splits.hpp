@@ -11,7 +11,7 @@
 //
 // Splits are kept per worker, not per rank, so 1 rank x 2 threads and 2 ranks x 1
 // thread choose the same bounds. The memory is journaled with the accumulators
-// (strata/recovery/journaled_state.hpp): a run resumed from a checkpoint plans its
+// (strata/detail/journaled_state.hpp): a run resumed from a checkpoint plans its
 // loops with the splits the uninterrupted run had.
 #pragma once
 

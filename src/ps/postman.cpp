@@ -8,6 +8,14 @@
 
 namespace strata::ps {
 
+namespace {
+const ServiceKind kPostman{"postman", [](Runtime& rt) -> std::unique_ptr<RuntimeService> {
+                             return std::make_unique<Postman>(rt.comm());
+                           }};
+}  // namespace
+
+Postman& postman(Runtime& rt) { return static_cast<Postman&>(rt.service(kPostman)); }
+
 Postman::Postman(Comm& comm) : comm_(comm), rank_(comm.rank()) { thread_ = std::thread([this] { run(); }); }
 
 Postman::~Postman() {

@@ -10,9 +10,9 @@
 #include "strata/detail/stopwatch.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
-#include "strata/loop/access.hpp"
-#include "strata/ps/buffer_base.hpp"
-#include "strata/recovery/journaled_state.hpp"
+#include "strata/detail/array_base.hpp"
+#include "strata/loop/buffer_base.hpp"
+#include "strata/detail/journaled_state.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::recovery {
@@ -126,14 +126,14 @@ void LoopCalls::open_resume_point() {
 
 CallRecord LoopCalls::record_now() const {
   CallRecord r{site_, {}};
-  for (const auto* s : JournaledState::live()) r.states.push_back(s->journal_bytes());
+  for (const auto* s : strata::detail::JournaledState::live()) r.states.push_back(s->journal_bytes());
   return r;
 }
 
 void LoopCalls::restore_states() {
   const RunManifest& m = resume_->manifest;
   const auto at = static_cast<std::size_t>(call_ - 1);
-  const auto live = JournaledState::live();
+  const auto live = strata::detail::JournaledState::live();
   const std::size_t then = resume_->journals[0][at].states.size();
   if (then != live.size())
     throw CheckpointError(fmt::format("{}: after loop call {} the checkpointed run had {} accumulator(s) alive, this "

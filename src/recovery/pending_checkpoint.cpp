@@ -11,8 +11,8 @@
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
 #include "strata/io/files.hpp"
-#include "strata/loop/access.hpp"
-#include "strata/ps/buffer_base.hpp"
+#include "strata/detail/array_base.hpp"
+#include "strata/loop/buffer_base.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::recovery {

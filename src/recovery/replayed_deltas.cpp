@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
-#include "strata/loop/access.hpp"
-#include "strata/loop/worker.hpp"
-#include "strata/ps/buffer_base.hpp"
+#include "strata/detail/array_base.hpp"
+#include "strata/detail/worker.hpp"
+#include "strata/loop/buffer_base.hpp"
 #include "strata/relaxed.hpp"
 
 namespace strata::recovery {

@@ -10,8 +10,6 @@
 #include <thread>
 
 #include "strata/error.hpp"
-#include "strata/ps/postman.hpp"
-#include "strata/recovery/loop_calls.hpp"
 #include "strata/detail/failure_report.hpp"
 
 namespace strata {
@@ -97,6 +95,12 @@ int env_int(const char* name, int fallback) {
 
 bool g_runtime_alive = false;
 
+// Filled during static initialisation, read by Runtime constructors.
+std::vector<const ServiceKind*>& started_kinds() {
+  static std::vector<const ServiceKind*> kinds;
+  return kinds;
+}
+
 }  // namespace
 
 bool launched_by_mpi() {
@@ -177,26 +181,26 @@ void Runtime::start(RuntimeOptions options) {
   }
   options_.threads = threads;
   pool_ = std::make_unique<ThreadPool>(threads);
-  loop_calls_ = std::make_unique<recovery::LoopCalls>(*this);
+  for (const ServiceKind* kind : started_kinds()) service(*kind);
   if (uses_mpi_) detail::report_launcher_stops(comm_->rank());
   g_runtime_alive = true;
 }
 
-ps::Postman& Runtime::postman() {
-  if (!postman_) postman_ = std::make_unique<ps::Postman>(*comm_);
-  return *postman_;
+RuntimeService& Runtime::service(const ServiceKind& kind) {
+  for (auto& [k, s] : services_)
+    if (k == &kind) return *s;
+  services_.emplace_back(&kind, kind.make(*this));
+  return *services_.back().second;
 }
 
+namespace detail {
+void start_with_every_runtime(const ServiceKind& kind) { started_kinds().push_back(&kind); }
+}  // namespace detail
+
 Runtime::~Runtime() {
-  if (loop_calls_ && std::uncaught_exceptions() == 0 && !(comm_ && comm_->broken())) {
-    try {
-      loop_calls_->finish_checkpoints();
-    } catch (const Error& e) {
-      logger_->write(LogLevel::error, fmt::format("the last checkpoint was not written: {}", e.what()));
-    }
-  }
-  loop_calls_.reset();
-  postman_.reset();
+  if (std::uncaught_exceptions() == 0 && !(comm_ && comm_->broken()))
+    for (auto it = services_.rbegin(); it != services_.rend(); ++it) it->second->finish();
+  while (!services_.empty()) services_.pop_back();
   pool_.reset();
   bool broken = comm_ && comm_->broken();
   if (uses_mpi_ && !broken && comm_->size() > 1 && std::uncaught_exceptions() > 0) {

@@ -130,7 +130,7 @@ int train(Runtime& rt, const TrainCommand& t) {
   } catch (const Diverged& d) {
     diverged = d.message;
   }
-  auto& calls = rt.loop_calls();
+  auto& calls = recovery::loop_calls(rt);
   calls.finish_checkpoints();  // a failed last checkpoint is an error of the run, not a log line
   recovery::CheckpointTimes ck = calls.checkpoint_times();
   for (double* v : {&ck.copy_seconds, &ck.commit_seconds, &ck.final_seconds, &ck.write_seconds})

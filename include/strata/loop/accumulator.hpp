@@ -20,23 +20,23 @@
 
 #include "strata/error.hpp"
 
+#include "strata/loop/call_hooks.hpp"
 #include "strata/loop/undo.hpp"
-#include "strata/loop/worker.hpp"
-#include "strata/recovery/journaled_state.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "strata/detail/worker.hpp"
+#include "strata/detail/journaled_state.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata {
 
 template <class T, class Op = std::plus<>>
-class Accumulator final : public detail::UndoableState, public recovery::JournaledState {
+class Accumulator final : public detail::UndoableState, public detail::JournaledState {
  public:
   explicit Accumulator(Runtime& rt, T identity = T{}, Op op = {}) : rt_(&rt), identity_(identity), op_(op) {
     static_assert(std::is_arithmetic_v<T> && std::is_same_v<Op, std::plus<>>,
                   "Accumulator combines across ranks with a sum of arithmetic values");
-    if (rt.loop_calls().replaying_serially()) {
-      ranks_ = rt.loop_calls().record().recorded_ranks();
-      threads_ = rt.loop_calls().record().recorded_threads();
+    if (auto& calls = loop::call_hooks(rt); calls.replaying_serially()) {
+      ranks_ = calls.recorded_ranks();
+      threads_ = calls.recorded_threads();
     } else {
       threads_ = rt.threads();
     }

@@ -13,7 +13,7 @@
 
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/strategy.hpp"
-#include "strata/loop/access.hpp"
+#include "strata/detail/array_base.hpp"
 #include "strata/loop/recorder.hpp"
 #include "strata/loop/schedule.hpp"
 

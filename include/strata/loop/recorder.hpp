@@ -19,8 +19,8 @@
 #include "strata/analysis/conflict_groups.hpp"
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/subscript.hpp"
-#include "strata/loop/access.hpp"
-#include "strata/ps/relaxed_base.hpp"
+#include "strata/detail/array_base.hpp"
+#include "strata/loop/relaxed_base.hpp"
 
 namespace strata::loop {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "strata/loop/access.hpp"
+#include "strata/detail/array_base.hpp"
 
 namespace strata::detail {
 

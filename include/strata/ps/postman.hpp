@@ -28,16 +28,17 @@
 #include <vector>
 
 #include "strata/comm.hpp"
+#include "strata/runtime.hpp"
 
 namespace strata::ps {
 
-class Postman {
+class Postman final : public RuntimeService {
  public:
   /// Runs on the Postman's thread; `body` is the message without its topic.
   using Handler = std::function<void(int from, std::span<const std::byte> body)>;
 
   explicit Postman(Comm& comm);
-  ~Postman();
+  ~Postman() override;
   Postman(const Postman&) = delete;
   Postman& operator=(const Postman&) = delete;
 
@@ -85,5 +86,9 @@ class Postman {
   std::exception_ptr failure_;
   std::thread thread_;
 };
+
+/// The run's postman: its thread starts on first use and stops before the Runtime's
+/// communicator goes.
+Postman& postman(Runtime& rt);
 
 }  // namespace strata::ps

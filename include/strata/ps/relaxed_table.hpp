@@ -35,7 +35,7 @@
 #include "strata/ps/managed_outbox.hpp"
 #include "strata/ps/owner_history.hpp"
 #include "strata/ps/postman.hpp"
-#include "strata/ps/relaxed_base.hpp"
+#include "strata/loop/relaxed_base.hpp"
 #include "strata/ps/timing_log.hpp"
 
 namespace strata::ps {
@@ -97,7 +97,7 @@ class RelaxedTable final : public detail::RelaxedBase {
                                       label(), target_.distribution_of().describe()));
     }
     if (!postman_) {
-      postman_ = &rt.postman();
+      postman_ = &ps::postman(rt);
       postman_->subscribe(target_.array_id(), [this](int from, std::span<const std::byte> body) {
         on_message(from, body);
       });

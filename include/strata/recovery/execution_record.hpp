@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "strata/comm.hpp"
+#include "strata/loop/call_hooks.hpp"
 
 namespace strata {
 class Runtime;
@@ -69,37 +70,11 @@ struct Consistency;
 
 namespace strata::recovery {
 
-/// One loop call as record.txt lists it.
-struct RecordedCall {
-  std::int64_t call = 0;
-  std::string site;
-  std::int64_t order = 0;               ///< order-<k>.bin, 0 = none
-  std::vector<std::uint64_t> buffers;   ///< arrays written through Buffers, in flush order
-  std::vector<std::uint64_t> relaxed;   ///< relaxed arrays of the call
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> changed;  ///< (array id, fingerprint)
-};
-
-/// What a loop call reports after it ran.
-struct CallOutcome {
-  std::vector<std::uint64_t> changed;  ///< arrays it changed, sorted
-  std::vector<std::uint64_t> buffers;  ///< arrays it wrote through Buffers, in flush order
-  std::int64_t order = 0;              ///< its recorded schedule (record mode), 0 = none
-  std::vector<std::uint64_t> relaxed;  ///< its relaxed arrays
-};
-
-/// A loop call's schedule as order-<k>.bin holds it: per iteration, its index (dims
-/// values), the worker that ran it (rank x threads + thread) and its clock (the
-/// mini-batch for sync_for; 0 when the call had one), in replay order.
-struct RecordedSchedule {
-  int dims = 0;
-  std::int64_t clocks = 1;         ///< clocks (mini-batches) of the call, empty ones included
-  std::vector<std::int64_t> rows;  ///< dims + 2 values per iteration
-
-  std::size_t iterations() const { return rows.size() / static_cast<std::size_t>(dims + 2); }
-  std::span<const std::int64_t> row(std::size_t k) const {
-    return std::span(rows).subspan(k * static_cast<std::size_t>(dims + 2), static_cast<std::size_t>(dims + 2));
-  }
-};
+// A loop call as the record lists it, what it changed, its schedule: the loop
+// layer's types (strata/loop/call_hooks.hpp).
+using loop::CallOutcome;
+using loop::RecordedCall;
+using loop::RecordedSchedule;
 
 /// Whether a record keeps a relaxed array's cache versions: stale-synchronous reads
 /// (staleness above 0) without managed communication.

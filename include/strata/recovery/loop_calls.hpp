@@ -23,16 +23,14 @@
 #include <memory>
 #include <optional>
 #include <source_location>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "strata/loop/call_hooks.hpp"
 #include "strata/recovery/execution_record.hpp"
 #include "strata/recovery/pending_checkpoint.hpp"
 #include "strata/recovery/run_checkpoint.hpp"
-
-namespace strata {
-class Runtime;
-}
 
 namespace strata::recovery {
 
@@ -45,36 +43,49 @@ struct CheckpointTimes {
   double write_seconds = 0;   ///< the writers of the committed checkpoints (in the background)
 };
 
-class LoopCalls {
+class LoopCalls final : public loop::CallHooks {
  public:
   explicit LoopCalls(Runtime& rt);
-  ~LoopCalls();
+  ~LoopCalls() override;
 
   /// At the start of every loop call. True when the call is covered by the checkpoint
   /// being resumed: what it left is restored (accumulators; at the checkpoint's last
   /// call also the arrays) and the caller must not run it. Collective. Throws
   /// CheckpointError on every rank when the checkpoint does not fit the program.
-  bool begin(const std::source_location& where);
+  bool begin(const std::source_location& where) override;
   /// After a call that ran, with what it changed: journals the call, commits a
   /// checkpoint whose files every rank has written, starts one when one is due, and
   /// records or checks the call (record / replay). Collective.
-  void end(const CallOutcome& outcome);
+  void end(const CallOutcome& outcome) override;
   /// Collective: waits for the checkpoint being written, if any, and commits it. The
   /// Runtime calls it when it ends normally; call it first to see a failure as an
   /// IoError rather than a logged error.
   void finish_checkpoints();
+  /// At the Runtime's normal end: finish_checkpoints, logging a failure.
+  void finish() override;
 
   /// The run's record or replay (mode off when neither was asked for).
   ExecutionRecord& record() { return *record_; }
-  bool recording() const { return record_->mode() == ExecutionRecord::Mode::record; }
+  bool recording() const override { return record_->mode() == ExecutionRecord::Mode::record; }
+  std::int64_t order_of(std::uint64_t key) const override { return record_->order_of(key); }
+  std::int64_t write_order(std::uint64_t key, const RecordedSchedule& schedule) override {
+    return record_->write_order(key, schedule);
+  }
   /// A single-process replay: loop calls run their recorded serial order. So does,
   /// in a replay of a one-process, one-thread record, a call whose relaxed arrays'
   /// values depended on timing: its reads come from the record's log.
-  bool replaying_serially() const;
+  bool replaying_serially() const override;
   /// Replay modes, between begin and end: the record of the current call.
-  const RecordedCall& expected() const { return *expected_; }
+  const RecordedCall& expected() const override { return *expected_; }
+  RecordedSchedule schedule(const RecordedCall& call, int dims) const override {
+    return record_->schedule(call, dims);
+  }
+  int recorded_ranks() const override { return record_->recorded_ranks(); }
+  int recorded_threads() const override { return record_->recorded_threads(); }
+  std::unique_ptr<loop::ReplayedWrites> replay_writes(const RecordedCall& call, std::int64_t clocks) override;
+  void before_relaxed_run(std::span<detail::RelaxedBase* const> tables, const std::string& site) override;
 
-  std::int64_t calls() const { return call_; }
+  std::int64_t calls() const override { return call_; }
   std::int64_t skipped() const { return skipped_; }
   const CheckpointTimes& checkpoint_times() const { return times_; }
 
@@ -105,5 +116,8 @@ class LoopCalls {
   std::vector<Bytes> storage_;                  ///< the last checkpoint's copies, for the next
   CheckpointTimes times_;
 };
+
+/// The run's loop calls (every Runtime has them).
+LoopCalls& loop_calls(Runtime& rt);
 
 }  // namespace strata::recovery

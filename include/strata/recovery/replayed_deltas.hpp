@@ -35,26 +35,26 @@ class RelaxedBase;
 
 namespace strata::recovery {
 
-class ReplayedDeltas {
+class ReplayedDeltas final : public loop::ReplayedWrites {
  public:
   /// For call `call` of `record`, whose schedule has `clocks` clocks. Throws
   /// ReplayError when a relaxed array of the call read values whose staleness
   /// depended on timing the record does not hold, or a Buffer it names does not exist.
   ReplayedDeltas(const ExecutionRecord& record, const RecordedCall& call, std::int64_t clocks);
-  ~ReplayedDeltas();
+  ~ReplayedDeltas() override;
   ReplayedDeltas(const ReplayedDeltas&) = delete;
   ReplayedDeltas& operator=(const ReplayedDeltas&) = delete;
 
   /// Before an iteration of clock `clock` that recorded worker `worker` ran: applies
   /// the relaxed arrays' earlier clocks and shows each the version the worker read.
-  void advance_to(std::int64_t clock, std::int64_t worker);
+  void advance_to(std::int64_t clock, std::int64_t worker) override;
   /// Once, after the last iteration: the remaining clocks, then each Buffer's
   /// end-of-call flush, in the recorded order. Throws ReplayError when a worker read
   /// a logged array fewer times than the log holds.
-  void finish();
+  void finish() override;
   /// The observer the body's accesses must go to while the call is replayed (it
   /// serves the logged reads), or nullptr when the call has no logged array.
-  detail::AccessObserver* observer() const;
+  detail::AccessObserver* observer() const override;
 
  private:
   struct Relaxed {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "strata/comm.hpp"
-#include "strata/loop/access.hpp"
+#include "strata/detail/array_base.hpp"
 #include "strata/relaxed.hpp"
 
 namespace strata::detail {

@@ -1,40 +1,33 @@
 // The per-process registry of live arrays (loop planning finds every array a loop
 // touches by id, even on a rank whose own iterations never touched it), and the
 // names of access sites.
-#include <mutex>
+#include <atomic>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
-#include "strata/loop/access.hpp"
+#include "strata/detail/registry.hpp"
+#include "strata/detail/array_base.hpp"
 
 namespace strata::detail {
 namespace {
-std::mutex g_mu;
-std::unordered_map<std::uint64_t, ArrayBase*>& registry() {
-  static std::unordered_map<std::uint64_t, ArrayBase*> r;
+RegistryOf<ArrayBase>& registry() {
+  static RegistryOf<ArrayBase> r;
   return r;
 }
 }  // namespace
 
 std::uint64_t ArrayBase::next_id() {
-  static std::uint64_t counter = 0;
-  std::lock_guard lock(g_mu);
+  static std::atomic<std::uint64_t> counter{0};
   return ++counter;
 }
 
+// A moved-to array takes over its source's id (replace); the source keeps id 0 and
+// withdraws without freeing the id.
 void ArrayBase::enroll() {
-  if (id_ == 0) return;
-  std::lock_guard lock(g_mu);
-  registry()[id_] = this;
+  if (id_ != 0) registry().replace(this, id_);
 }
 
-void ArrayBase::withdraw() {
-  if (id_ == 0) return;
-  std::lock_guard lock(g_mu);
-  auto it = registry().find(id_);
-  if (it != registry().end() && it->second == this) registry().erase(it);
-}
+void ArrayBase::withdraw() { registry().withdraw(this, id_); }
 
 std::string site_label(const std::source_location& where) {
   std::string_view file = where.file_name();
@@ -56,10 +49,6 @@ std::string array_label(std::uint64_t array_id) {
   return a ? array_label(*a) : "#" + std::to_string(array_id);
 }
 
-ArrayBase* ArrayBase::find_array(std::uint64_t id) {
-  std::lock_guard lock(g_mu);
-  auto it = registry().find(id);
-  return it == registry().end() ? nullptr : it->second;
-}
+ArrayBase* ArrayBase::find_array(std::uint64_t id) { return registry().find(id); }
 
 }  // namespace strata::detail

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/ps/relaxed_base.hpp"
+#include "strata/loop/relaxed_base.hpp"
 
 namespace strata::detail {
 

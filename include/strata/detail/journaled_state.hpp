@@ -10,7 +10,7 @@
 
 #include "strata/comm.hpp"
 
-namespace strata::recovery {
+namespace strata::detail {
 
 class JournaledState {
  public:
@@ -33,4 +33,4 @@ class JournaledState {
   ~JournaledState();
 };
 
-}  // namespace strata::recovery
+}  // namespace strata::detail

@@ -2,41 +2,30 @@
 // looks up the buffers a loop wrote through and flushes them when the loop ends.
 #include <fmt/format.h>
 
-#include <mutex>
-#include <unordered_map>
-
-#include "strata/buffer.hpp"
+#include "strata/detail/registry.hpp"
+#include "strata/error.hpp"
+#include "strata/io/checkpoint_format.hpp"
+#include "strata/loop/buffer_base.hpp"
 
 namespace strata::detail {
 namespace {
-std::mutex g_mu;
-std::unordered_map<std::uint64_t, BufferBase*>& registry() {
-  static std::unordered_map<std::uint64_t, BufferBase*> r;
+RegistryOf<BufferBase>& registry() {
+  static RegistryOf<BufferBase> r;
   return r;
 }
 }  // namespace
 
 BufferBase::BufferBase(std::uint64_t array_id) : array_id_(array_id) {
-  std::lock_guard lock(g_mu);
-  auto [it, fresh] = registry().emplace(array_id, this);
-  if (!fresh)
+  if (!registry().enroll(this, array_id))
     throw OptionError(fmt::format("array #{} already has a Buffer; one Buffer per array", array_id));
 }
 
-BufferBase::~BufferBase() {
-  std::lock_guard lock(g_mu);
-  auto it = registry().find(array_id_);
-  if (it != registry().end() && it->second == this) registry().erase(it);
-}
+BufferBase::~BufferBase() { registry().withdraw(this, array_id_); }
 
 CheckpointSnapshot BufferBase::owner_state_snapshot(std::vector<std::byte> /*storage*/) {
   throw InternalError(fmt::format("array #{}: its Buffer keeps no owner state to checkpoint", array_id_));
 }
 
-BufferBase* BufferBase::find_buffer(std::uint64_t array_id) {
-  std::lock_guard lock(g_mu);
-  auto it = registry().find(array_id);
-  return it == registry().end() ? nullptr : it->second;
-}
+BufferBase* BufferBase::find_buffer(std::uint64_t array_id) { return registry().find(array_id); }
 
 }  // namespace strata::detail
