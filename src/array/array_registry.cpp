@@ -10,7 +10,7 @@
 
 namespace strata::detail {
 namespace {
-RegistryOf<ArrayBase>& registry() {
+RegistryOf<ArrayBase>& live_arrays() {
   static RegistryOf<ArrayBase> r;
   return r;
 }
@@ -24,10 +24,10 @@ std::uint64_t ArrayBase::next_id() {
 // A moved-to array takes over its source's id (replace); the source keeps id 0 and
 // withdraws without freeing the id.
 void ArrayBase::enroll() {
-  if (id_ != 0) registry().replace(this, id_);
+  if (id_ != 0) live_arrays().replace(this, id_);
 }
 
-void ArrayBase::withdraw() { registry().withdraw(this, id_); }
+void ArrayBase::withdraw() { live_arrays().withdraw(this, id_); }
 
 std::string site_label(const std::source_location& where) {
   std::string_view file = where.file_name();
@@ -49,6 +49,6 @@ std::string array_label(std::uint64_t array_id) {
   return a ? array_label(*a) : "#" + std::to_string(array_id);
 }
 
-ArrayBase* ArrayBase::find_array(std::uint64_t id) { return registry().find(id); }
+ArrayBase* ArrayBase::find_array(std::uint64_t id) { return live_arrays().find(id); }
 
 }  // namespace strata::detail

@@ -58,7 +58,7 @@ const char* kind_name(Partition::Kind k) {
 constexpr std::string_view kSelfKey = "manifest_xxh3";
 
 // One manifest line being parsed: every failure names the file and the line.
-struct Line {
+struct ManifestLine {
   const std::string& file;
   std::int64_t number;
   std::string_view text;
@@ -147,7 +147,7 @@ CheckpointManifest parse_manifest(std::string_view text, const std::string& file
     if (nl == std::string_view::npos)
       throw CheckpointError(
           fmt::format("checkpoint manifest {} is truncated: line {} has no end", file, number + 1));
-    const Line line{file, ++number, text.substr(at, nl - at)};
+    const ManifestLine line{file, ++number, text.substr(at, nl - at)};
     const std::size_t line_start = at;
     at = nl + 1;
     if (self_checked) line.fail(fmt::format("text after the {} line", kSelfKey));

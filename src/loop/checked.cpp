@@ -7,15 +7,15 @@
 
 namespace strata::loop {
 
-const CheckedObserver::KnownSite* CheckedObserver::find_site(const detail::ArrayBase& array,
+const CheckedObserver::KnownSite* CheckedObserver::find_site(const strata::detail::ArrayBase& array,
                                                              const std::source_location& where,
-                                                             detail::AccessMode mode) {
+                                                             strata::detail::AccessMode mode) {
   for (std::size_t k = 0; k < known_.size(); ++k)
-    if (known_[k].array == &array && known_[k].mode == mode && detail::same_site(known_[k].where, where)) {
+    if (known_[k].array == &array && known_[k].mode == mode && strata::detail::same_site(known_[k].where, where)) {
       last_ = k;
       return &known_[k];
     }
-  const std::string label = detail::site_label(where);
+  const std::string label = strata::detail::site_label(where);
   for (const auto& s : plan_.sites) {
     if (s.array_id != array.array_id() || s.site != label || s.mode != mode) continue;
     KnownSite k{&array, where, mode, std::min<std::size_t>(s.subs.size(), analysis::SubscriptFitter::max_dims), {}};
@@ -40,39 +40,39 @@ const CheckedObserver::KnownSite* CheckedObserver::find_site(const detail::Array
 namespace {
 
 // "W[3, :]": how messages show an access.
-std::string shown(const detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last) {
+std::string shown(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last) {
   std::vector<std::string> subs;
   for (std::size_t d = 0; d < index.size(); ++d)
     subs.push_back(whole_last && d + 1 == index.size() ? ":" : std::to_string(index[d]));
-  return fmt::format("{}[{}]", detail::array_label(array), fmt::join(subs, ", "));
+  return fmt::format("{}[{}]", strata::detail::array_label(array), fmt::join(subs, ", "));
 }
 
 }  // namespace
 
-void CheckedObserver::fit_failed(const detail::ArrayBase& array, const std::source_location& where,
+void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const std::source_location& where,
                                  std::span<const std::int64_t> index, bool whole_last, bool site_known) const {
   throw SpeculationFailed(fmt::format(
-      "access {} at {} in iteration ({}) {}", shown(array, index, whole_last), detail::site_label(where),
+      "access {} at {} in iteration ({}) {}", shown(array, index, whole_last), strata::detail::site_label(where),
       fmt::join(iteration_, ", "),
       site_known ? "does not fit the subscripts the sampled reconnaissance found" : "comes from a site it never saw"));
 }
 
-void CheckedObserver::check_planned(const KnownSite* planned, const detail::ArrayBase& array,
-                                    const std::source_location& where, detail::AccessMode mode,
+void CheckedObserver::check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array,
+                                    const std::source_location& where, strata::detail::AccessMode mode,
                                     std::span<const std::int64_t> index, bool whole_last) const {
   if (!planned)
     throw Error(fmt::format("checked mode: access {} at {} was not seen by the reconnaissance pass, so the plan "
                             "does not cover it; the loop must be re-planned (its access pattern changed)",
-                            shown(array, index, whole_last), detail::site_label(where)));
-  if (mode == detail::AccessMode::buffered) return;  // buffered writes conflict with nothing
-  const auto site = [&] { return detail::site_label(where); };
+                            shown(array, index, whole_last), strata::detail::site_label(where)));
+  if (mode == strata::detail::AccessMode::buffered) return;  // buffered writes conflict with nothing
+  const auto site = [&] { return strata::detail::site_label(where); };
   const auto access = [&] { return shown(array, index, whole_last); };
   using analysis::Strategy;
   const auto st = plan_.choice.strategy;
   const bool partitioned = st == Strategy::one_d || st == Strategy::two_d || st == Strategy::two_d_skewed;
   for (const auto& r : plan_.roles) {
     if (r.array_id != array.array_id()) continue;
-    if (partitioned && plan_.workers > 1 && mode != detail::AccessMode::read && r.placement == Placement::local)
+    if (partitioned && plan_.workers > 1 && mode != strata::detail::AccessMode::read && r.placement == Placement::local)
       throw Error(fmt::format("checked mode: access {} at {} writes an array that the {} plan does not partition, "
                               "so several workers may write it at once: the plan is wrong for this loop",
                               access(), site(), analysis::to_string(st)));

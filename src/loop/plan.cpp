@@ -19,22 +19,22 @@
 namespace strata::loop {
 namespace {
 
-analysis::AccessKind kind_of(detail::AccessMode m) {
+analysis::AccessKind kind_of(strata::detail::AccessMode m) {
   switch (m) {
-    case detail::AccessMode::read: return analysis::AccessKind::read;
-    case detail::AccessMode::write: return analysis::AccessKind::write;
-    case detail::AccessMode::read_write: return analysis::AccessKind::read_write;
-    case detail::AccessMode::buffered: return analysis::AccessKind::write;
+    case strata::detail::AccessMode::read: return analysis::AccessKind::read;
+    case strata::detail::AccessMode::write: return analysis::AccessKind::write;
+    case strata::detail::AccessMode::read_write: return analysis::AccessKind::read_write;
+    case strata::detail::AccessMode::buffered: return analysis::AccessKind::write;
   }
   return analysis::AccessKind::read;
 }
 
-const char* mode_name(detail::AccessMode m) {
+const char* mode_name(strata::detail::AccessMode m) {
   switch (m) {
-    case detail::AccessMode::read: return "read";
-    case detail::AccessMode::write: return "write";
-    case detail::AccessMode::read_write: return "read+write";
-    case detail::AccessMode::buffered: return "buffered write";
+    case strata::detail::AccessMode::read: return "read";
+    case strata::detail::AccessMode::write: return "write";
+    case strata::detail::AccessMode::read_write: return "read+write";
+    case strata::detail::AccessMode::buffered: return "buffered write";
   }
   return "?";
 }
@@ -78,27 +78,27 @@ Plan& PlanCache::store(const std::string& key, std::unique_ptr<Plan> plan) {
 
 std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local) {
   Bytes mine;
-  detail::append<std::uint64_t>(mine, local.size());
+  strata::detail::append<std::uint64_t>(mine, local.size());
   for (const auto& s : local) {
-    detail::append(mine, s.array_id);
-    detail::append_string(mine, s.array_name);
-    detail::append_string(mine, s.site);
-    detail::append(mine, s.mode);
-    detail::append<std::int64_t>(mine, s.count);
-    detail::append<std::uint64_t>(mine, s.fitters.size());
-    for (const auto& f : s.fitters) detail::append(mine, f.result());
+    strata::detail::append(mine, s.array_id);
+    strata::detail::append_string(mine, s.array_name);
+    strata::detail::append_string(mine, s.site);
+    strata::detail::append(mine, s.mode);
+    strata::detail::append<std::int64_t>(mine, s.count);
+    strata::detail::append<std::uint64_t>(mine, s.fitters.size());
+    for (const auto& f : s.fitters) strata::detail::append(mine, f.result());
   }
   // Keyed by (array, site, mode); std::map keeps the order the same on every rank.
   std::map<std::tuple<std::uint64_t, std::string, int>, SiteSummary> merged;
   for (const auto& buf : rt.comm().allgatherv(mine)) {
-    detail::Reader in(buf);
+    strata::detail::Reader in(buf);
     const auto n = in.get<std::uint64_t>();
     for (std::uint64_t k = 0; k < n; ++k) {
       SiteSummary s;
       s.array_id = in.get<std::uint64_t>();
       s.array_name = in.get_string();
       s.site = in.get_string();
-      s.mode = in.get<detail::AccessMode>();
+      s.mode = in.get<strata::detail::AccessMode>();
       s.count = in.get<std::int64_t>();
       s.subs.resize(in.get<std::uint64_t>());
       for (auto& sub : s.subs) sub = in.get<analysis::Subscript>();
@@ -127,7 +127,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     r.array_name = s.array_name;
     r.site = s.site;
     r.kind = kind_of(s.mode);
-    r.buffered = s.mode == detail::AccessMode::buffered;
+    r.buffered = s.mode == strata::detail::AccessMode::buffered;
     r.subs = s.subs;
     plan.refs.push_back(std::move(r));
   }
@@ -138,7 +138,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
   // that follow some other iteration dimension, which would have to move.
   std::vector<double> traffic(static_cast<std::size_t>(M), 0.0);
   for (const auto& s : plan.sites) {
-    auto* a = detail::ArrayBase::find_array(s.array_id);
+    auto* a = strata::detail::ArrayBase::find_array(s.array_id);
     double volume = 1;
     if (a)
       for (auto e : a->shape_vector()) volume *= static_cast<double>(e);
@@ -159,7 +159,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
   in.traffic_per_dim = traffic;
   in.dim_names = dim_names(M);
   in.has_buffered_writes = std::any_of(plan.sites.begin(), plan.sites.end(),
-                                       [](const SiteSummary& s) { return s.mode == detail::AccessMode::buffered; });
+                                       [](const SiteSummary& s) { return s.mode == strata::detail::AccessMode::buffered; });
   if (options.strategy && options.skip_legality_check) {
     plan.choice = {};
     plan.choice.strategy = *options.strategy;
@@ -181,8 +181,8 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     auto& r = roles[s.array_id];
     r.array_id = s.array_id;
     r.name = s.array_name;
-    if (s.mode != detail::AccessMode::read && s.mode != detail::AccessMode::buffered) r.written = true;
-    if (s.mode != detail::AccessMode::write && s.mode != detail::AccessMode::buffered) r.read = true;
+    if (s.mode != strata::detail::AccessMode::read && s.mode != strata::detail::AccessMode::buffered) r.written = true;
+    if (s.mode != strata::detail::AccessMode::write && s.mode != strata::detail::AccessMode::buffered) r.read = true;
     for (std::size_t d = 0; d < s.subs.size(); ++d) {
       const auto& sub = s.subs[d];
       if (sub.kind != K::affine) continue;
@@ -196,7 +196,7 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     }
   }
   for (auto& [id, r] : roles) {
-    if (detail::BufferBase::relaxed_table(id)) {
+    if (strata::detail::BufferBase::relaxed_table(id)) {
       if (r.written)
         throw OptionError(fmt::format("loop at {}: relaxed array {} is written in place; a relaxed array is written "
                                       "only through its Buffer",

@@ -18,12 +18,12 @@ Recorder::~Recorder() = default;
 // site after the last one is almost always the one. The check compares the bytes of
 // the source_location (one pointer in libstdc++: equal bytes are certainly the same
 // site) and the array's address; anything else goes out of line.
-[[gnu::always_inline]] inline SiteRecord& Recorder::site_for(detail::ArrayBase& array, const std::source_location& where,
-                                                             detail::AccessMode mode) {
+[[gnu::always_inline]] inline SiteRecord& Recorder::site_for(strata::detail::ArrayBase& array, const std::source_location& where,
+                                                             strata::detail::AccessMode mode) {
   const std::size_t next = last_site_ + 1 < sites_.size() ? last_site_ + 1 : 0;
   if (next < sites_.size()) [[likely]] {
     SiteRecord& s = sites_[next];
-    if (s.array == &array && s.mode == mode && detail::identical_site(s.where, where)) [[likely]] {
+    if (s.array == &array && s.mode == mode && strata::detail::identical_site(s.where, where)) [[likely]] {
       last_site_ = next;
       return s;
     }
@@ -31,23 +31,23 @@ Recorder::~Recorder() = default;
   return find_site(array, where, mode);
 }
 
-SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode) {
+SiteRecord& Recorder::find_site(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode) {
   for (std::size_t k = 0; k < sites_.size(); ++k)
-    if (sites_[k].array_id == array.array_id() && sites_[k].mode == mode && detail::same_site(sites_[k].where, where)) {
+    if (sites_[k].array_id == array.array_id() && sites_[k].mode == mode && strata::detail::same_site(sites_[k].where, where)) {
       last_site_ = k;
       return sites_[k];
     }
   SiteRecord s;
   s.array = &array;
   s.array_id = array.array_id();
-  s.array_name = detail::array_label(array);
-  s.site = detail::site_label(where);
+  s.array_name = strata::detail::array_label(array);
+  s.site = strata::detail::site_label(where);
   s.mode = mode;
   s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
   s.where = where;
   // Reads of a relaxed array also collect the units read: the rank's cache.
-  if (auto* table = detail::BufferBase::relaxed_table(array.array_id());
-      table && mode != detail::AccessMode::buffered) {
+  if (auto* table = strata::detail::BufferBase::relaxed_table(array.array_id());
+      table && mode != strata::detail::AccessMode::buffered) {
     auto it = std::find(read_set_tables_.begin(), read_set_tables_.end(), table);
     if (it == read_set_tables_.end()) {
       read_set_tables_.push_back(table);
@@ -62,7 +62,7 @@ SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_loca
   return sites_.back();
 }
 
-[[gnu::always_inline]] inline void* Recorder::scratch_for(void* real, std::size_t bytes, detail::AccessMode mode) {
+[[gnu::always_inline]] inline void* Recorder::scratch_for(void* real, std::size_t bytes, strata::detail::AccessMode mode) {
   const auto* p = static_cast<const std::byte*>(real);
   // An element or row this iteration already copied (or one containing it): hand out
   // the copy, so the iteration sees its own writes.
@@ -73,7 +73,7 @@ SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_loca
     }
   // Reads of local elements see the real memory; writes get a copy, and elements of
   // other ranks read as zeros.
-  if (p && mode == detail::AccessMode::read) return nullptr;
+  if (p && mode == strata::detail::AccessMode::read) return nullptr;
   if (used_ == slots_.size()) slots_.emplace_back();
   Slot& s = slots_[used_++];
   if (s.capacity < bytes) {
@@ -87,7 +87,7 @@ SiteRecord& Recorder::find_site(detail::ArrayBase& array, const std::source_loca
   return s.buf.get();
 }
 
-void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& where, detail::AccessMode mode,
+void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
                           std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) {
   SiteRecord& s = site_for(array, where, mode);
   ++s.count;
@@ -103,9 +103,9 @@ void* Recorder::on_access(detail::ArrayBase& array, const std::source_location& 
   if (record_elements_) [[unlikely]] {
     std::uint64_t key = mix64(array.array_id());
     for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
-    elements_.push_back({ordinal_, key, mode != detail::AccessMode::read});
+    elements_.push_back({ordinal_, key, mode != strata::detail::AccessMode::read});
   }
-  if (mode == detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
+  if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
   return scratch_for(real, bytes, mode);
 }
 

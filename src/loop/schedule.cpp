@@ -100,7 +100,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
   const double timeout = rt.comm().timeout();
   std::vector<double> waited(static_cast<std::size_t>(T), 0.0);
   rt.pool().run([&](int t) {
-    detail::WorkerScope worker(t);
+    strata::detail::WorkerScope worker(t);
     const int w = r * T + t;
     const auto& order = s.order[static_cast<std::size_t>(w)];
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {

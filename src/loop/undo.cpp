@@ -8,24 +8,24 @@
 
 namespace strata::detail {
 namespace {
-RegistryOf<UndoableState>& registry() {
+RegistryOf<UndoableState>& live_undoable_states() {
   static RegistryOf<UndoableState> r;
   return r;
 }
 }  // namespace
 
-UndoableState::UndoableState() { registry().enroll(this); }
+UndoableState::UndoableState() { live_undoable_states().enroll(this); }
 
 UndoableState::UndoableState(const UndoableState&) : UndoableState() {}
 
-UndoableState::~UndoableState() { registry().withdraw(this); }
+UndoableState::~UndoableState() { live_undoable_states().withdraw(this); }
 
 void UndoableState::save_all() {
-  for (auto* s : registry().live()) s->save_state();
+  for (auto* s : live_undoable_states().live()) s->save_state();
 }
 
 void UndoableState::restore_all() {
-  for (auto* s : registry().live()) s->restore_state();
+  for (auto* s : live_undoable_states().live()) s->restore_state();
 }
 
 RunSnapshot::RunSnapshot(const std::vector<ArrayBase*>& arrays) {

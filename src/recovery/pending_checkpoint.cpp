@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kLatest = "latest";
-
 struct FileSum {
   std::uint64_t bytes;
   std::uint64_t checksum;
@@ -200,7 +198,7 @@ void PendingCheckpoint::publish(const std::vector<Bytes>& sums) {
   if (fs::exists(dir_)) fs::remove_all(dir_);  // an earlier run's checkpoint of the same call
   fs::rename(tmp_, dir_);
   write_text(root_ / "latest.tmp", dir_.filename().string() + "\n");
-  fs::rename(root_ / "latest.tmp", root_ / kLatest);
+  fs::rename(root_ / "latest.tmp", root_ / kLatestName);
   detail::sync_dir(root_);
   const RootListing listing = list_root(root_);
   for (std::size_t k = 0; k + 2 < listing.complete.size(); ++k) fs::remove_all(root_ / listing.complete[k]);

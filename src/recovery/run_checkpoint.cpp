@@ -21,8 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMagic = "strata-run-checkpoint";
-constexpr const char* kLatest = "latest";
-
 std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("{}", fmt::join(shape, "x")); }
 
 std::vector<std::int64_t> parse_shape(const std::string& s) {
@@ -174,12 +172,13 @@ std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) 
         throw CheckpointError(fmt::format("resume from {}: no such directory", root.string()));
       fs::path dir = root;
       if (!fs::exists(root / detail::kManifestName)) {
-        if (!fs::exists(root / kLatest)) return;  // nothing checkpointed yet
-        std::string name = read_text(root / kLatest, 256);
+        if (!fs::exists(root / kLatestName)) return;  // nothing checkpointed yet
+        std::string name = read_text(root / kLatestName, 256);
         while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
         dir = root / name;
         if (name.empty() || !fs::is_directory(dir))
-          throw CheckpointError(fmt::format("{}: names checkpoint '{}', which does not exist", (root / kLatest).string(), name));
+          throw CheckpointError(
+              fmt::format("{}: names checkpoint '{}', which does not exist", (root / kLatestName).string(), name));
       }
       const fs::path manifest = dir / detail::kManifestName;
       if (!fs::exists(manifest))

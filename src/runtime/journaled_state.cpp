@@ -4,18 +4,18 @@
 
 namespace strata::detail {
 namespace {
-RegistryOf<JournaledState>& registry() {
+RegistryOf<JournaledState>& live_journaled_states() {
   static RegistryOf<JournaledState> r;
   return r;
 }
 }  // namespace
 
-JournaledState::JournaledState() { registry().enroll(this); }
+JournaledState::JournaledState() { live_journaled_states().enroll(this); }
 
 JournaledState::JournaledState(const JournaledState&) : JournaledState() {}
 
-JournaledState::~JournaledState() { registry().withdraw(this); }
+JournaledState::~JournaledState() { live_journaled_states().withdraw(this); }
 
-std::vector<JournaledState*> JournaledState::live() { return registry().live(); }
+std::vector<JournaledState*> JournaledState::live() { return live_journaled_states().live(); }
 
 }  // namespace strata::detail

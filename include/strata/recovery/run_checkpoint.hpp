@@ -33,6 +33,9 @@ class Runtime;
 
 namespace strata::recovery {
 
+/// The file in a checkpoint directory that names its newest complete checkpoint.
+inline constexpr const char* kLatestName = "latest";
+
 /// An array as the manifest lists it. Arrays are named by id: the program creates
 /// them in the same order every run (ids of library temporaries do not count).
 struct SavedArray {
