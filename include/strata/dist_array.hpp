@@ -127,7 +127,7 @@ class DistArray : public detail::ArrayBase {
   Runtime& runtime() const { return *rt_; }
 
   // detail::ArrayBase
-  int rank_of_array() const override { return static_cast<int>(N); }
+  int dimension_count() const override { return static_cast<int>(N); }
   std::vector<std::int64_t> shape_vector() const override { return shape_vector_of(shape_); }
   bool is_sparse_array() const override { return sparse_; }
   const Distribution& distribution_of() const override { return dist_; }
