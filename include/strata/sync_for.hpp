@@ -102,7 +102,7 @@ class Synced final : public detail::SyncedBase {
   std::uint64_t array_id() const override { return array_.array_id(); }
 
   void begin(Runtime&, int threads) override {
-    array_.travel_begin();  // the whole array, row-major, on every rank
+    static_cast<detail::ArrayBase&>(array_).travel_begin();  // the whole array, row-major, on every rank
     const auto all = array_.local_values();
     base_.assign(all.begin(), all.end());
     copies_.assign(static_cast<std::size_t>(threads), base_);
@@ -190,7 +190,7 @@ class Synced final : public detail::SyncedBase {
   void end() override {
     auto all = array_.local_values();
     std::copy(base_.begin(), base_.end(), all.begin());
-    array_.travel_drop();
+    static_cast<detail::ArrayBase&>(array_).travel_drop();
     base_ = {};
     copies_ = {};
   }
