@@ -75,22 +75,22 @@ std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_
 
 namespace {
 // A plan with nothing but its site and a flag, one per site and flag for the run.
-const Plan& placeholder_plan(const std::source_location& where, bool replayed) {
-  static std::map<std::pair<std::string, bool>, std::unique_ptr<Plan>> plans;
+std::shared_ptr<const Plan> placeholder_plan(const std::source_location& where, bool replayed) {
+  static std::map<std::pair<std::string, bool>, std::shared_ptr<Plan>> plans;
   const std::string site = strata::detail::site_label(where);
   auto& p = plans[{site, replayed}];
   if (!p) {
-    p = std::make_unique<Plan>();
+    p = std::make_shared<Plan>();
     p->loop_site = site;
     p->skipped = !replayed;
     p->replayed = replayed;
   }
-  return *p;
+  return p;
 }
 }  // namespace
 
-const Plan& skipped_plan(const std::source_location& where) { return placeholder_plan(where, false); }
-const Plan& replayed_plan(const std::source_location& where) { return placeholder_plan(where, true); }
+std::shared_ptr<const Plan> skipped_plan(const std::source_location& where) { return placeholder_plan(where, false); }
+std::shared_ptr<const Plan> replayed_plan(const std::source_location& where) { return placeholder_plan(where, true); }
 
 std::vector<std::uint64_t> buffered_arrays(const Plan& plan) {
   std::vector<std::uint64_t> ids;

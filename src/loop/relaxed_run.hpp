@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "strata/loop/access.hpp"
-#include "strata/loop/plan.hpp"
+#include "loop/plan.hpp"
 #include "strata/ps/relaxed_base.hpp"
 #include "strata/runtime.hpp"
 
