@@ -62,7 +62,8 @@ bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);
 /// For benchmarks: the reconnaissance pass alone (1 in `stride` iterations).
 void reconnaissance_only(const SpaceView& space, const LoopBody& body, int stride);
 
-// ---- planning (build_plan.cpp, driver.cpp) ----------------------------------
+// ---- planning (build_plan.cpp, keys.cpp, layout.cpp, flush.cpp, outcome.cpp,
+// report.cpp) -----------------------------------------------------------------
 
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
 /// Why a cached plan no longer fits the loop's arrays ("" while it does).

@@ -1,4 +1,7 @@
-// The public LoopReport of a loop call, made from the plan it ran by.
+// How a plan is shown: the public LoopReport of a loop call, made from the plan it
+// ran by, and the plan printed (LoopOptions::explain).
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
@@ -51,5 +54,12 @@ const Plan& ReportAccess::plan(const LoopReport& report) {
   return *report.plan_;
 }
 
+namespace detail {
+
+void print_plan(Runtime& rt, const Plan& plan) {
+  if (rt.rank() == 0) std::fputs(plan.explain().c_str(), stdout), std::fflush(stdout);
+}
+
+}  // namespace detail
 }  // namespace loop
 }  // namespace strata
