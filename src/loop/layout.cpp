@@ -51,9 +51,8 @@ int auto_blocks_per_worker(const Plan& plan) {
 
 // Slices of a worker's space part (RoundDealer): enough that one slice of the arrays
 // following the space dimension fits in about 8 MiB, so it stays in cache for the
-// steps of a round. Every visit of a slice loads its rows again: mf on 10M ratings at
-// rank 64 (25 MB of W per worker) ran at 17-20 M ratings/s with the whole part in
-// every round, 57 M/s with 4 slices visited twice each and 65 M/s with 8 visited once.
+// steps of a round. Every visit of a slice loads its rows again, so fewer visits of
+// smaller slices win (docs/loops.md, "Strategies and layouts", has mf's figures).
 int auto_slices_per_worker(const Plan& plan) {
   constexpr double kTarget = 8 * 1024 * 1024;
   const int s = static_cast<int>(std::ceil(bytes_following(plan, plan.choice.space_dim) / (kTarget * plan.workers)));

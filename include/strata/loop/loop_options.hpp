@@ -34,8 +34,8 @@ struct LoopOptions {
   /// rounds / S visits in turn (RoundDealer). 0 = automatic: 8, fewer when a step
   /// would hold under 1024 iterations. With one round a block visits each worker
   /// once, so SGD sees each time-dimension row's updates in W bursts per pass and
-  /// converges per pass slower than on a shuffled serial order (mf, 10M ratings, 2
-  /// workers: 10-23 % above the serial loss; docs/apps.md).
+  /// converges per pass slower than on a shuffled serial order (docs/loops.md,
+  /// "Strategies and layouts", has mf's figures).
   int rounds = 0;
   /// Unordered 2-D plans: slices of each worker's space part (see rounds); 0 =
   /// automatic: enough that a slice of the arrays following the space dimension
