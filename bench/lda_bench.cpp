@@ -66,10 +66,10 @@ int run(strata::Runtime& rt, const Args& a) {
   std::printf("machine: %s\n", strata::bench::machine().c_str());
   std::printf("%s; generated in %.2f s; %d topics; %d rank(s) x %d thread(s)\n", p.source.c_str(), gen_s, o.topics,
               rt.size(), rt.threads());
-  const auto& plan = m.plan();
-  std::printf("plan: %s, %zu time blocks, %d round(s); setup %.2f s; first pass (with planning) %.3f s\n",
-              strata::analysis::to_string(plan.choice.strategy).c_str(),
-              plan.time_bounds.empty() ? 0 : plan.time_bounds.size() - 1, plan.schedule.rounds, setup_s, strata_s[0]);
+  const auto& report = m.report();
+  std::printf("plan: %s, %d time blocks, %d round(s); setup %.2f s; first pass (with planning) %.3f s\n",
+              strata::analysis::to_string(report.strategy).c_str(), report.time_blocks, report.rounds, setup_s,
+              strata_s[0]);
   const double sm = median_after_first(strata_s);
   std::printf("strata pass: median %.3f s = %.2f M tokens/s\n", sm, tokens / sm / 1e6);
   if (serial) {

@@ -19,6 +19,7 @@
 #include "strata/io/load.hpp"
 #include "strata/kernels.hpp"
 #include "strata/loop/parallel_for.hpp"
+#include "loop/inspect.hpp"  // the engine's phases one at a time (not API)
 
 namespace {
 
@@ -35,10 +36,10 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
   };
   // One call site, so every call finds the plan the first one made.
   const auto site = std::source_location::current();
-  auto pass = [&]() -> const strata::loop::Plan& { return strata::parallel_for(R, body, options, site); };
+  auto pass = [&] { return strata::parallel_for(R, body, options, site); };
   // The first call plans the loop (reconnaissance + analysis + layout) and runs it.
   double t0 = now();
-  const strata::loop::Plan& plan = pass();
+  const strata::LoopReport plan = pass();
   const double first_call = now() - t0;
   // The serial twin (one process only): plain vectors, same kernel, same order.
   // Its passes alternate with Strata's so drifting machine speed hits both alike.
@@ -73,7 +74,7 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
       strata::loop::detail::reconnoitre(R, body, false, plan.recon_stride);
       sample_s.push_back(rt.comm().allreduce(now() - t, strata::ReduceOp::max));
       strata::detail::RunSnapshot before({&W, &H});
-      strata::loop::Plan& same = strata::plan_loop(R, body, options, site);
+      strata::loop::Plan& same = strata::loop::detail::plan_of_loop(R, body, options, site);
       rt.comm().barrier();
       t = now();
       strata::loop::detail::run_plan(R, body, same, options, true);
@@ -82,9 +83,9 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
     }
     rt.comm().barrier();
     t = now();
-    pass();
+    const strata::LoopReport ran = pass();
     strata_s.push_back(now() - t);
-    wait_s.push_back(plan.last_wait_seconds);
+    wait_s.push_back(ran.wait_seconds);
     if (order.empty()) continue;
     t = now();
     for (const auto& x : order)
@@ -102,10 +103,9 @@ int run(strata::Runtime& rt, const std::string& path, int K, int passes, const s
     std::printf("%lld ratings, %lld users x %lld items, rank %d; %d rank(s) x %d thread(s); median of %d passes\n",
                 static_cast<long long>(R.nnz()), static_cast<long long>(R.extent(0)),
                 static_cast<long long>(R.extent(1)), K, rt.size(), rt.threads(), passes);
-    std::printf("plan: %s, %zu time blocks, %d round(s) over %d slice(s) per worker; reconnaissance %.3f s, "
+    std::printf("plan: %s, %d time blocks, %d round(s) over %d slice(s) per worker; reconnaissance %.3f s, "
                 "planning %.3f s (first call, planning and one pass: %.3f s)\n",
-                strata::analysis::to_string(plan.choice.strategy).c_str(),
-                plan.time_bounds.empty() ? 0 : plan.time_bounds.size() - 1, plan.schedule.rounds,
+                strata::analysis::to_string(plan.strategy).c_str(), plan.time_blocks, plan.rounds,
                 plan.slices_per_worker, plan.recon_seconds, plan.plan_seconds, first_call);
     const double recon_med = strata::bench::median(recon_s);
     std::printf("strata pass: %.3f s  = %.1f M ratings/s; threads waited for blocks %.3f s\n", strata_med, rate / 1e6,

@@ -12,7 +12,7 @@
 
 #include "common/app.hpp"
 #include "strata/dist_array.hpp"
-#include "strata/loop/plan.hpp"
+#include "strata/loop/loop_report.hpp"
 #include "strata/recovery/loop_calls.hpp"
 
 namespace strata::apps {
@@ -48,13 +48,13 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
 
 /// "plan: two_d over (user, item) on 4 worker(s), imbalance 1.02"; `dims` names the
 /// iteration dimensions.
-inline std::string describe_plan(const loop::Plan& plan, const std::vector<std::string>& dims) {
-  if (plan.replayed) return "plan: replayed in the recorded serial order on one thread";
+inline std::string describe_plan(const LoopReport& report, const std::vector<std::string>& dims) {
+  if (report.replayed) return "plan: replayed in the recorded serial order on one thread";
   auto name = [&](int d) { return d >= 0 && d < static_cast<int>(dims.size()) ? dims[static_cast<std::size_t>(d)] : ""; };
-  const int s = plan.choice.space_dim, t = plan.choice.time_dim;
+  const int s = report.space_dim, t = report.time_dim;
   const std::string over = s < 0 ? "" : t < 0 ? fmt::format(" over {}", name(s)) : fmt::format(" over ({}, {})", name(s), name(t));
-  return fmt::format("plan: {}{} on {} worker(s), imbalance {:.2f}", analysis::to_string(plan.choice.strategy), over,
-                     plan.workers, plan.imbalance);
+  return fmt::format("plan: {}{} on {} worker(s), imbalance {:.2f}", analysis::to_string(report.strategy), over,
+                     report.workers, report.imbalance);
 }
 
 /// A serial program's row-major vector as a DistArray of `shape` (one rank).

@@ -133,7 +133,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   }
   lda::StrataLda m(rt, p, o, c.plan);
   run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] { return metrics(m.loglik_per_token()); },
-             [&] { info(describe_plan(m.plan(), {"document", "word", "occurrence"})); });
+             [&] { info(describe_plan(m.report(), {"document", "word", "occurrence"})); });
   info(summary(p, o, m.word_topic().gather(), top));
   if (!c.save_dir.empty())
     save(rt, c.save_dir, p, o, as_counts(m.doc_topic(), o.topics), as_counts(m.word_topic(), o.topics), m.totals());

@@ -27,7 +27,7 @@ struct WithoutToken {
 void StrataLda::pass_data_parallel() {
   const CounterRng rng = pass_rng(o_.seed, ++passes_);
   const int K = o_.topics;
-  plan_ = &run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
+  report_ = run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
     TopicRow doc(doc_topic_.row(t[0]), K);
     const WithoutToken word{TopicRowView(word_topic_.read_row(t[1]), K), z};
     const double* inv = inv_.read_row(0).data();

@@ -72,7 +72,7 @@ void StrataLda::pass() {
   if (data_parallel_) return pass_data_parallel();
   const CounterRng rng = pass_rng(o_.seed, ++passes_);
   const int K = o_.topics;
-  plan_ = &run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
+  report_ = run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
     TopicRow doc(doc_topic_.row(t[0]), K), word(word_topic_.row(t[1]), K);
     const double* inv = inv_.read_row(0).data();
     doc.remove(z);

@@ -27,10 +27,10 @@ class StrataLda {
   double loglik_per_token();
   /// Plans every loop without running it and prints the plans (rank 0).
   void explain();
-  /// The sampling loop's plan (after the first pass).
-  const loop::Plan& plan() const { return *plan_; }
+  /// The sampling loop's last call (after the first pass).
+  const LoopReport& report() const { return report_; }
   /// The serial order the last pass equals (collective).
-  std::vector<Token> equivalent_order() const { return strata::equivalent_order(z_, *plan_); }
+  std::vector<Token> equivalent_order() const { return strata::equivalent_order(z_, report_); }
 
   DistArray<std::int32_t, 3>& topics() { return z_; }          ///< (doc, word, occurrence) -> topic
   DistArray<std::int32_t, 2>& doc_topic() { return doc_topic_; }    ///< docs x topic_row_width(K)
@@ -53,7 +53,7 @@ class StrataLda {
   DistArray<double, 2> inv_;  // 1 x (K + 1): coefficients(totals) as the pass began
   std::unique_ptr<Buffer<std::int64_t, 1>> totals_buf_;
   std::unique_ptr<Buffer<std::int32_t, 2>> word_buf_;  // data-parallel variant only
-  const loop::Plan* plan_ = nullptr;
+  LoopReport report_;
 };
 
 }  // namespace strata::apps::lda

@@ -68,7 +68,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   }
   mf::StrataMf m(rt, p, o, c.plan);
   run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit_train(), m.fit_test()); },
-             [&] { info(describe_plan(m.plan(), {"user", "item"})); });
+             [&] { info(describe_plan(m.report(), {"user", "item"})); });
   if (!c.save_dir.empty()) save(c.save_dir, m.W(), m.H());
 }
 

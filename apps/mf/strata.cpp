@@ -58,7 +58,7 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, 
 void StrataMf::pass() {
   if (data_parallel_) return pass_data_parallel();
   const int K = o_.rank;
-  plan_ = &run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
+  report_ = run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
     float* w = W_.row(ui[0]).data();
     float* h = H_.row(ui[1]).data();
     if (o_.adagrad) adagrad_step(w, h, GW_.row(ui[0]).data(), GH_.row(ui[1]).data(), K, r, o_);
@@ -73,7 +73,7 @@ void StrataMf::pass() {
 // against serial SGD is what dependence-aware plans avoid.
 void StrataMf::pass_data_parallel() {
   const int K = o_.rank;
-  plan_ = &run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
+  report_ = run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
     float h[kMaxRank], gh[kMaxRank];
     const auto hr = H_.read_row(ui[1]);
     std::copy(hr.begin(), hr.end(), h);
@@ -118,7 +118,7 @@ std::vector<Rating> StrataMf::equivalent_order() const {
   auto less = [](const Rating& a, const Rating& b) { return a.user != b.user ? a.user < b.user : a.item < b.item; };
   std::sort(by_pair.begin(), by_pair.end(), less);
   std::vector<Rating> order;
-  for (const auto& ui : strata::equivalent_order(R_, *plan_))
+  for (const auto& ui : strata::equivalent_order(R_, report_))
     order.push_back(*std::lower_bound(by_pair.begin(), by_pair.end(), Rating{ui[0], ui[1], 0}, less));
   return order;
 }

@@ -26,8 +26,8 @@ class StrataMf {
   Fit fit_test() { return fit(T_); }
   /// Plans every loop without running it and prints the plans (rank 0).
   void explain();
-  /// The training loop's plan (after the first pass).
-  const loop::Plan& plan() const { return *plan_; }
+  /// The training loop's last call (after the first pass).
+  const LoopReport& report() const { return report_; }
   /// The serial order the last pass equals (collective).
   std::vector<Rating> equivalent_order() const;
   DistArray<float, 2>& W() { return W_; }
@@ -44,7 +44,7 @@ class StrataMf {
   bool data_parallel_ = false, explaining_ = false;
   DistArray<float, 2> R_, T_, W_, H_, GW_, GH_;
   std::unique_ptr<Buffer<float, 2>> hbuf_, ghbuf_;  // data-parallel variant only
-  const loop::Plan* plan_ = nullptr;
+  LoopReport report_;
 };
 
 }  // namespace strata::apps::mf

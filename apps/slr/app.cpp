@@ -62,7 +62,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   }
   slr::StrataSlr m(rt, p, o, loop_options(c));
   run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit_train(), m.fit_test()); },
-             [&] { info(describe_plan(m.plan(), {"sample"})); });
+             [&] { info(describe_plan(m.report(), {"sample"})); });
   if (!c.save_dir.empty()) save_checkpoint(m.w(), dir / "w");
 }
 

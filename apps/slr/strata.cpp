@@ -37,7 +37,7 @@ void StrataSlr::pass() {
       else sum_->add({f}, -o_.lr * g * value[k]);
     }
   };
-  plan_ = &run_or_explain(explaining_, X_, body, loop_);
+  report_ = run_or_explain(explaining_, X_, body, loop_);
 }
 
 Fit StrataSlr::fit(DistArray<Sample, 1>& samples) {

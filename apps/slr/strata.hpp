@@ -21,7 +21,8 @@ class StrataSlr {
   Fit fit_test() { return fit(T_); }
   /// Plans every loop without running it and prints the plans (rank 0).
   void explain();
-  const loop::Plan& plan() const { return *plan_; }
+  /// The training loop's last call (after the first pass).
+  const LoopReport& report() const { return report_; }
   DistArray<float, 1>& w() { return w_; }
   RelaxedStats stats() const { return sum_ ? sum_->stats() : ada_->stats(); }
 
@@ -37,7 +38,7 @@ class StrataSlr {
   // One of them: plain steps are summed at the owners, AdaRevision steps revised there.
   std::unique_ptr<Buffer<float, 1>> sum_;
   std::unique_ptr<Buffer<float, 1, apply::AdaRevision>> ada_;
-  const loop::Plan* plan_ = nullptr;
+  LoopReport report_;
   bool explaining_ = false;
 };
 

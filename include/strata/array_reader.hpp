@@ -10,12 +10,11 @@
 // A read through the array (`w.read(i)`) finds the rank's cache of a relaxed array
 // through the array object on every read: the compiler reloads that chain of
 // pointers after every possible call, and a sparse model's inner loop holds one
-// (the dynamic path), so each non-zero paid a chain of dependent loads before its
+// (the dynamic path), so each non-zero pays a chain of dependent loads before its
 // own. A reader copies what it needs of the published cache view
 // (detail/cache_view.hpp) once, so the lookup lives in registers; it counts each
-// cached read into the thread's counter, as the array's read does. Measured on slr
-// (1M features, 50 non-zeros per sample, one thread, three alternating runs), a
-// pass went from 0.66-0.73x of the serial twin's speed to 0.81-0.87x.
+// cached read into the thread's counter, as the array's read does (docs/loops.md,
+// "Readers", has slr's figures).
 //
 // Everything a reader does not find in the view (no view: reconnaissance, a checked
 // or logged run, a plain array; a unit outside the cache; an index out of bounds)

@@ -126,24 +126,8 @@ class DistArray : public detail::ArrayBase {
   const std::vector<IndexSet>& local_box() const { return box_; }
   Runtime& runtime() const { return *rt_; }
 
-  // detail::ArrayBase
-  int rank_of_array() const override { return static_cast<int>(N); }
-  std::vector<std::int64_t> shape_vector() const override { return shape_vector_of(shape_); }
-  bool is_sparse_array() const override { return sparse_; }
+  /// The type-erased form of distribution() (detail::ArrayBase).
   const Distribution& distribution_of() const override { return dist_; }
-  void repartition_to(const Partition& p) override { repartition(p); }
-  std::size_t element_size() const override { return sizeof(T); }
-  std::span<std::byte> local_bytes() override { return std::as_writable_bytes(local_values()); }
-
-  void travel_begin() override;
-
-  void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
-
-  void travel_drop() override;
-  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override;
-  std::function<void()> stage_load(const std::filesystem::path& dir) override;
-  std::string type_tag() const override;
-  std::uint64_t content_fingerprint() const override;
 
   // ---- local access ---------------------------------------------------------
 
@@ -297,6 +281,28 @@ class DistArray : public detail::ArrayBase {
     box_ = dist_.box(rt.rank());
     recompute_strides();
   }
+
+  // detail::ArrayBase: the engine's type-erased face of the array (loop execution,
+  // checkpoints, replay). Private: the engine calls them through ArrayBase, and user
+  // code has the typed members above.
+  int dimension_count() const override { return static_cast<int>(N); }
+  std::vector<std::int64_t> shape_vector() const override { return shape_vector_of(shape_); }
+  bool is_sparse_array() const override { return sparse_; }
+  void repartition_to(const Partition& p) override { repartition(p); }
+  std::size_t element_size() const override { return sizeof(T); }
+  std::span<std::byte> local_bytes() override { return std::as_writable_bytes(local_values()); }
+  void travel_begin() override;
+  void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
+  void travel_drop() override;
+  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override;
+  std::function<void()> stage_load(const std::filesystem::path& dir) override;
+  std::string type_tag() const override;
+  std::uint64_t content_fingerprint() const override;
+  // Buffer (strata/buffer.hpp) checkpoints its owners' apply state, a DistArray it
+  // holds, through checkpoint_snapshot and stage_load on the typed array. Calling
+  // them through detail::ArrayBase there would make this friendship unnecessary.
+  template <class, std::size_t, class>
+  friend class Buffer;
 
   void recompute_strides() {
     std::int64_t stride = 1;
@@ -476,8 +482,8 @@ class DistArray : public detail::ArrayBase {
   std::vector<T> dense_;          // dense: local box, row-major
   std::vector<Index<N>> keys_;    // sparse: sorted local keys
   std::vector<T> values_;         // sparse: values parallel to keys_
-  Partition travel_partition_;
-  std::uint64_t travel_version_ = 0;  // the structure version to return to after travel    // the partition to return to after travel_end
+  Partition travel_partition_;       // the partition to return to after travel_end
+  std::uint64_t travel_version_ = 0;  // the structure version to return to after travel
 };
 
 }  // namespace strata

@@ -57,8 +57,14 @@ struct SyncOptions {
   std::source_location where = std::source_location::current();
 };
 
-/// What one sync_for call did (the same on every rank).
-struct SyncStats {
+/// What one sync_for call did (the same on every rank except the fields marked
+/// "this rank"), as parallel_for's LoopReport says it for parallel_for.
+struct SyncReport {
+  /// A resumed run skipped the call, as its checkpoint covered it
+  /// (strata/recovery/loop_calls.hpp); no other field is set.
+  bool skipped = false;
+  /// A single-process replay ran the call's recorded mini-batches; only `batches` is set.
+  bool replayed = false;
   std::int64_t batches = 0;     ///< mini-batches, each ending in a sync
   double compute_seconds = 0;   ///< this rank: running the body
   double sync_seconds = 0;      ///< this rank: combining deltas (communication included)
@@ -102,7 +108,7 @@ class Synced final : public detail::SyncedBase {
   std::uint64_t array_id() const override { return array_.array_id(); }
 
   void begin(Runtime&, int threads) override {
-    array_.travel_begin();  // the whole array, row-major, on every rank
+    static_cast<detail::ArrayBase&>(array_).travel_begin();  // the whole array, row-major, on every rank
     const auto all = array_.local_values();
     base_.assign(all.begin(), all.end());
     copies_.assign(static_cast<std::size_t>(threads), base_);
@@ -190,7 +196,7 @@ class Synced final : public detail::SyncedBase {
   void end() override {
     auto all = array_.local_values();
     std::copy(base_.begin(), base_.end(), all.begin());
-    array_.travel_drop();
+    static_cast<detail::ArrayBase&>(array_).travel_drop();
     base_ = {};
     copies_ = {};
   }
@@ -252,7 +258,7 @@ Synced<T, N> synced(DistArray<T, N>& array, F f) {
 
 namespace detail {
 /// The engine of sync_for (src/loop/sync_for.cpp). Collective.
-SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
+SyncReport sync_for_call(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
                         const SyncOptions& options, std::vector<SyncedBase*> synced);
 }  // namespace detail
 
@@ -261,7 +267,7 @@ SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail
 /// top of this file). This rank's iterations are split among its threads in
 /// contiguous runs. Collective.
 template <class Elem, std::size_t M, class Body, class... Arrays>
-SyncStats sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& options, Arrays&&... arrays) {
+SyncReport sync_for(DistArray<Elem, M>& space, Body&& body, const SyncOptions& options, Arrays&&... arrays) {
   static_assert(sizeof...(Arrays) > 0, "sync_for needs at least one synced array");
   static_assert((std::is_base_of_v<detail::SyncedBase, std::remove_cvref_t<Arrays>> && ...),
                 "pass synced arrays as strata::synced(array, ...)");

@@ -28,12 +28,12 @@ class ThreadPool {
 
   /// Splits [0, n) into contiguous chunks of about `grain` items handed out
   /// dynamically; calls fn(begin, end, thread_id) for each chunk.
-  void parallel_for(std::int64_t n, std::int64_t grain,
-                    const std::function<void(std::int64_t, std::int64_t, int)>& fn);
+  void run_chunks(std::int64_t n, std::int64_t grain,
+                  const std::function<void(std::int64_t, std::int64_t, int)>& fn);
 
   /// Splits [0, n) into exactly size() contiguous static ranges, one per thread
   /// (deterministic assignment), and calls fn(begin, end, thread_id).
-  void parallel_static(std::int64_t n, const std::function<void(std::int64_t, std::int64_t, int)>& fn);
+  void run_ranges(std::int64_t n, const std::function<void(std::int64_t, std::int64_t, int)>& fn);
 
  private:
   void worker_loop(int id);

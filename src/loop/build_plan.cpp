@@ -70,8 +70,8 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   // Unordered 2-D plans that go round more than once: the local slice (thread x S +
   // slice) of each iteration, and a RoundDealer from their counts per time index.
   // Iterations of one (space, time) pair that follow each other in key order (lda's
-  // occurrences of a word in a document) are dealt as one: splitting them over the
-  // rounds cost lda a third of its speed on small corpora.
+  // occurrences of a word in a document) are dealt as one, so they run back to back
+  // on the rows they share instead of being spread over the rounds (docs/loops.md).
   const int slices = plan->slices_per_worker;
   auto local_slice = [&](std::int64_t a, int w) {
     return (plan->slice_bounds.empty() ? w : range_part(plan->slice_bounds, a)) - r * T * slices;

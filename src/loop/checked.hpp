@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "strata/error.hpp"
-#include "strata/loop/plan.hpp"
+#include "loop/plan.hpp"
 
 namespace strata::loop {
 

@@ -10,18 +10,27 @@
 
 namespace strata::loop::detail {
 
-Plan& plan_for(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
-               const std::source_location& where) {
+std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                                  const std::source_location& where) {
   Runtime& rt = *space.rt;
   const std::string key = loop_key(where, space.array->array_id(), options);
   auto& cache = PlanCache::instance();
-  if (Plan* p = cache.find(key)) {
+  if (auto p = cache.find(key)) {
     const std::string stale = why_plan_is_stale(*p, rt, space.array->structure_version());
-    if (stale.empty()) return *p;
+    if (stale.empty()) return p;
     rt.debug("loop at {}: planning again, as {}", p->loop_site, stale);
   }
   const int stride = recon_stride_for(space.nnz, options);
-  return cache.store(key, build_plan(space, body, options, where, stride));
+  std::shared_ptr<Plan> plan = build_plan(space, body, options, where, stride);
+  cache.store(key, plan);
+  return plan;
+}
+
+LoopReport plan_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                     const std::source_location& where) {
+  LoopReport report = ReportAccess::make(cached_plan(space, body, options, where));
+  report.run_seconds = report.wait_seconds = 0;  // no run here
+  return report;
 }
 
 namespace {
@@ -29,10 +38,10 @@ namespace {
 // One call of parallel_for without the bookkeeping of loop calls. The first run of a
 // plan from a sampled reconnaissance checks every access; if one does not fit,
 // everything the run changed is put back and the loop is planned from a full pass.
-const Plan& run_loop_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
-                          const std::source_location& where) {
+std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                                    const std::source_location& where) {
   Runtime& rt = *space.rt;
-  Plan* plan = &plan_for(space, body, options, where);
+  std::shared_ptr<Plan> plan = cached_plan(space, body, options, where);
   if (!plan->verified) {
     std::vector<strata::detail::ArrayBase*> changed;
     for (const auto& role : plan->roles)
@@ -43,18 +52,18 @@ const Plan& run_loop_call(const SpaceView& space, const LoopBody& body, const Lo
     if (failure.empty()) {
       plan->verified = true;
       flush_buffers(*plan);
-      return *plan;
+      return plan;
     }
     before.restore();
     rt.debug("loop at {}: the plan from a sampled reconnaissance does not hold ({}); planning again from a full "
              "pass", plan->loop_site, failure);
-    auto full = build_plan(space, body, options, where, 1);
-    full->speculation_failure = std::move(failure);
-    plan = &PlanCache::instance().store(loop_key(where, space.array->array_id(), options), std::move(full));
+    plan = build_plan(space, body, options, where, 1);
+    plan->speculation_failure = std::move(failure);
+    PlanCache::instance().store(loop_key(where, space.array->array_id(), options), plan);
   }
   run_plan(space, body, *plan, options, false);
   flush_buffers(*plan);
-  return *plan;
+  return plan;
 }
 
 // Record mode: the id of the schedule of `plan`'s runs, written on its first call.
@@ -73,7 +82,7 @@ std::int64_t record_order(const SpaceView& space, const Plan& plan, CallHooks& r
 // Single-process replay: the body over the call's recorded schedule on this thread,
 // no plan; Buffer writes are summed per recorded worker and applied clock by clock,
 // as in the recorded run.
-const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, CallHooks& calls,
+LoopReport replay_loop_call(const SpaceView& space, const LoopBody& body, CallHooks& calls,
                              const std::source_location& where) {
   const RecordedCall& rec = calls.expected();
   const auto M = static_cast<std::size_t>(space.dims);
@@ -104,22 +113,27 @@ const Plan& replay_loop_call(const SpaceView& space, const LoopBody& body, CallH
   outcome.relaxed = rec.relaxed;
   outcome.order = rec.order;
   calls.end(outcome);
-  return replayed_plan(where);
+  return ReportAccess::make(replayed_plan(where));
 }
 
 }  // namespace
 
-const Plan& parallel_for_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
-                              const std::source_location& where) {
+LoopReport parallel_for_call(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                             const std::source_location& where) {
   auto& calls = call_hooks(*space.rt);
-  if (calls.begin(where)) return skipped_plan(where);
+  if (calls.begin(where)) return ReportAccess::make(skipped_plan(where));
   if (calls.replaying_serially()) return replay_loop_call(space, body, calls, where);
-  const Plan& plan = run_loop_call(space, body, options, where);
+  const std::shared_ptr<Plan> ran = run_loop_call(space, body, options, where);
+  const Plan& plan = *ran;
   CallOutcome outcome{changed_arrays(plan, space.array->array_id(), !body.reads_only),
                                 buffered_arrays(plan), 0, relaxed_arrays(plan)};
   if (calls.recording()) outcome.order = record_order(space, plan, calls);
   calls.end(outcome);
-  return plan;
+  return ReportAccess::make(ran);
+}
+
+std::vector<std::int64_t> schedule_rows(const SpaceView& space, const LoopReport& report, std::int64_t clock_every) {
+  return schedule_rows(space, ReportAccess::plan(report), clock_every);
 }
 
 // Steps are the 2-D schedule's steps; in other plans the clocks of a relaxed run

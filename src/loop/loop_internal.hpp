@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "strata/detail/stopwatch.hpp"
+#include "loop/plan.hpp"
 #include "strata/loop/parallel_for.hpp"  // the engine entry points
-#include "strata/loop/plan.hpp"
 #include "strata/loop/recorder.hpp"
 #include "strata/loop/call_hooks.hpp"
 
@@ -56,8 +56,14 @@ class ElementScratch {
 /// contiguous share. The element handed to the body is a copy, so its writes are
 /// dropped too.
 std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride);
+/// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
+/// visits local iteration `pos` (for tests of speculative plans).
+bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);
+/// For benchmarks: the reconnaissance pass alone (1 in `stride` iterations).
+void reconnaissance_only(const SpaceView& space, const LoopBody& body, int stride);
 
-// ---- planning (build_plan.cpp, driver.cpp) ----------------------------------
+// ---- planning (build_plan.cpp, keys.cpp, layout.cpp, flush.cpp, outcome.cpp,
+// report.cpp) -----------------------------------------------------------------
 
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
 /// Why a cached plan no longer fits the loop's arrays ("" while it does).
@@ -82,10 +88,10 @@ std::uint64_t next_plan_serial();
 std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written);
 /// What parallel_for returns for a loop call a resumed run skipped: a plan of that
 /// site with `skipped` set and nothing else (it stays valid for the whole run).
-const Plan& skipped_plan(const std::source_location& where);
+std::shared_ptr<const Plan> skipped_plan(const std::source_location& where);
 /// What parallel_for returns for a loop call a single-process replay ran in its
 /// recorded order: a plan of that site with `replayed` set.
-const Plan& replayed_plan(const std::source_location& where);
+std::shared_ptr<const Plan> replayed_plan(const std::source_location& where);
 /// The ids of the arrays a plan writes through Buffers, in the order it flushes them.
 std::vector<std::uint64_t> buffered_arrays(const Plan& plan);
 /// The ids of a plan's relaxed arrays (their tables run with the loop), in role order.
@@ -96,6 +102,13 @@ void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& fro
 bool reads_relaxed_arrays(const Plan& plan);
 /// Collective: the first non-empty message of any thread on any rank ("" if none).
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
+
+/// The plan of the loop at `where`: the cached one while it fits the loop's arrays,
+/// else a new one (build_plan). Collective.
+std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                                  const std::source_location& where);
+/// The plan's schedule rows (see schedule_rows in strata/loop/parallel_for.hpp).
+std::vector<std::int64_t> schedule_rows(const SpaceView& space, const Plan& plan, std::int64_t clock_every);
 
 /// Reconnaissance (1 in `stride` iterations), analysis and layout: a new plan.
 /// Collective. A plan from a sample is speculative (verified = false) unless its

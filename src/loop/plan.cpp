@@ -1,4 +1,4 @@
-#include "strata/loop/plan.hpp"
+#include "loop/plan.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -65,12 +65,12 @@ PlanCache& PlanCache::instance() {
   return cache;
 }
 
-Plan* PlanCache::find(const std::string& key) {
+std::shared_ptr<Plan> PlanCache::find(const std::string& key) {
   auto it = plans_.find(key);
-  return it == plans_.end() ? nullptr : it->second.get();
+  return it == plans_.end() ? nullptr : it->second;
 }
 
-Plan& PlanCache::store(const std::string& key, std::unique_ptr<Plan> plan) {
+Plan& PlanCache::store(const std::string& key, std::shared_ptr<Plan> plan) {
   auto& slot = plans_[key];
   slot = std::move(plan);
   return *slot;

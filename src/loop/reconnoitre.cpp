@@ -64,7 +64,7 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
   const std::int64_t tiles = ((extent - 1) >> shift) + 1;
   const bool tiled = space.sparse && dims >= 2 && tiles > 1 && !record_elements;
   const ReconSample sample(n, stride);
-  rt.pool().parallel_static(n, [&](std::int64_t begin, std::int64_t end, int t) {
+  rt.pool().run_ranges(n, [&](std::int64_t begin, std::int64_t end, int t) {
     Recorder& rec = recs[static_cast<std::size_t>(t)];
     ObserverScope scope(&rec, true);
     ElementScratch copy(es);

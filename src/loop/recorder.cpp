@@ -43,7 +43,7 @@ SiteRecord& Recorder::find_site(strata::detail::ArrayBase& array, const std::sou
   s.array_name = strata::detail::array_label(array);
   s.site = strata::detail::site_label(where);
   s.mode = mode;
-  s.fitters.assign(static_cast<std::size_t>(array.rank_of_array()), analysis::SubscriptFitter(iter_dims_));
+  s.fitters.assign(static_cast<std::size_t>(array.dimension_count()), analysis::SubscriptFitter(iter_dims_));
   s.where = where;
   // Reads of a relaxed array also collect the units read: the rank's cache.
   if (auto* table = strata::detail::BufferBase::relaxed_table(array.array_id());

@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
+#include "loop/plan.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/plan.hpp"
 #include "strata/loop/relaxed_base.hpp"
 #include "strata/runtime.hpp"
 

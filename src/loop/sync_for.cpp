@@ -60,7 +60,7 @@ void check_synced(const loop::detail::SpaceView& space, const SyncOptions& optio
 
 // A single-process replay of a sync_for call: every recorded worker's mini-batches
 // on this thread, each on its own copy, combined as the recorded ranks combined them.
-SyncStats replay_sync_for(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
+SyncReport replay_sync_for(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
                           const std::vector<SyncedBase*>& synced) {
   Runtime& rt = *space.rt;
   auto& calls = loop::call_hooks(rt);
@@ -75,7 +75,8 @@ SyncStats replay_sync_for(const loop::detail::SpaceView& space, const loop::deta
   std::vector<std::unique_ptr<SyncCopies>> copies;
   for (int w = 0; w < workers; ++w) copies.push_back(std::make_unique<SyncCopies>(synced, w));
 
-  SyncStats stats;
+  SyncReport stats;
+  stats.replayed = true;
   for (auto* s : synced) s->begin(rt, workers);
   auto sync_until = [&](std::int64_t batch) {
     for (; stats.batches < batch; ++stats.batches)
@@ -101,12 +102,16 @@ SyncStats replay_sync_for(const loop::detail::SpaceView& space, const loop::deta
 
 }  // namespace
 
-SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
+SyncReport sync_for_call(const loop::detail::SpaceView& space, const loop::detail::LoopBody& body,
                         const SyncOptions& options, std::vector<SyncedBase*> synced) {
   Runtime& rt = *space.rt;
   check_synced(space, options, synced);
   auto& calls = loop::call_hooks(rt);
-  if (calls.begin(options.where)) return SyncStats{};  // resumed: covered by the checkpoint
+  if (calls.begin(options.where)) {  // resumed: covered by the checkpoint
+    SyncReport skipped;
+    skipped.skipped = true;
+    return skipped;
+  }
   if (calls.replaying_serially()) return replay_sync_for(space, body, synced);
   const int T = rt.threads();
   const std::int64_t n = space.local_nnz;
@@ -115,7 +120,7 @@ SyncStats sync_for_call(const loop::detail::SpaceView& space, const loop::detail
   const std::int64_t most = rt.comm().allreduce((n + T - 1) / T, ReduceOp::max);
   const std::int64_t batches = (most + options.batch - 1) / options.batch;
 
-  SyncStats stats;
+  SyncReport stats;
   for (auto* s : synced) s->begin(rt, T);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(T));
   for (std::int64_t b = 0; b < batches; ++b) {

@@ -7,7 +7,7 @@
 // user factors W -- would each balance on their own histogram, move W to their own
 // split on every call and invalidate each other's plans. So the split each loop that
 // writes an aligned array chooses is remembered per array, and loops that write
-// nothing may adopt it (lay_out in src/loop/driver.cpp).
+// nothing may adopt it (lay_out in src/loop/layout.cpp).
 //
 // Splits are kept per worker, not per rank, so 1 rank x 2 threads and 2 ranks x 1
 // thread choose the same bounds. The memory is journaled with the accumulators

@@ -76,8 +76,8 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
   if (theirs) std::rethrow_exception(theirs);
 }
 
-void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
-                              const std::function<void(std::int64_t, std::int64_t, int)>& fn) {
+void ThreadPool::run_chunks(std::int64_t n, std::int64_t grain,
+                            const std::function<void(std::int64_t, std::int64_t, int)>& fn) {
   if (n <= 0) return;
   grain = std::max<std::int64_t>(1, grain);
   if (size_ == 1 || n <= grain) {
@@ -94,8 +94,8 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
   });
 }
 
-void ThreadPool::parallel_static(std::int64_t n,
-                                 const std::function<void(std::int64_t, std::int64_t, int)>& fn) {
+void ThreadPool::run_ranges(std::int64_t n,
+                            const std::function<void(std::int64_t, std::int64_t, int)>& fn) {
   if (n <= 0) return;
   run([&](int tid) {
     const std::int64_t b = n * tid / size_, e = n * (tid + 1) / size_;

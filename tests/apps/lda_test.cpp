@@ -87,15 +87,15 @@ TEST(Lda, PlanIsTwoDOverDocumentsAndWords) {
   const auto p = small_corpus();
   lda::StrataLda m(rt(), p, options());
   m.pass();
-  const auto& c = m.plan().choice;
-  EXPECT_EQ(c.strategy, analysis::Strategy::two_d) << m.plan().explain();
+  const auto& c = m.report();
+  EXPECT_EQ(c.strategy, analysis::Strategy::two_d) << m.report().explain();
   EXPECT_EQ(std::min(c.space_dim, c.time_dim), 0);
   EXPECT_EQ(std::max(c.space_dim, c.time_dim), 1);
   // Word rows through a Buffer as well: only document rows are written in place.
   lda::StrataLda dp(rt(), p, options(), analysis::Strategy::data_parallel);
   dp.pass();
-  EXPECT_EQ(dp.plan().choice.strategy, analysis::Strategy::data_parallel) << dp.plan().explain();
-  EXPECT_EQ(dp.plan().choice.space_dim, 0);
+  EXPECT_EQ(dp.report().strategy, analysis::Strategy::data_parallel) << dp.report().explain();
+  EXPECT_EQ(dp.report().space_dim, 0);
 }
 
 TEST(Lda, CountsMatchTheAssignmentsAfterPasses) {

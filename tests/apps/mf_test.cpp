@@ -44,8 +44,8 @@ void expect_equals_serial_replay(bool adagrad) {
     parallel.pass();
     serial.pass(parallel.equivalent_order());
   }
-  EXPECT_EQ(parallel.plan().choice.strategy, rt().size() * rt().threads() > 1 ? analysis::Strategy::two_d
-                                                                             : parallel.plan().choice.strategy);
+  EXPECT_EQ(parallel.report().strategy, rt().size() * rt().threads() > 1 ? analysis::Strategy::two_d
+                                                                         : parallel.report().strategy);
   expect_bitwise_equal(parallel.W().gather(), serial.W(), "W");
   expect_bitwise_equal(parallel.H().gather(), serial.H(), "H");
   // Quality sums are taken in another order: equal up to rounding.
@@ -104,7 +104,7 @@ TEST(MfApp, DataParallelVariantWritesItemsThroughABuffer) {
   StrataMf m(rt(), p, o, analysis::Strategy::data_parallel);
   const double before = m.fit_train().loss();
   for (int pass = 0; pass < 3; ++pass) m.pass();
-  EXPECT_EQ(m.plan().choice.strategy, analysis::Strategy::data_parallel);
+  EXPECT_EQ(m.report().strategy, analysis::Strategy::data_parallel);
   EXPECT_LT(m.fit_train().loss(), before);
 }
 

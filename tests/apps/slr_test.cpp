@@ -35,7 +35,7 @@ TEST(SlrApp, RunsDataParallelAndTracksTheSerialProgram) {
     parallel.pass();
     serial.pass();
   }
-  EXPECT_EQ(parallel.plan().choice.strategy, analysis::Strategy::data_parallel);
+  EXPECT_EQ(parallel.report().strategy, analysis::Strategy::data_parallel);
   const double a = parallel.fit_train().loss(), b = serial.fit(p.train).loss();
   EXPECT_LT(a, 0.6);  // from log 2 = 0.693 at w = 0
   // Up to 8 workers whose deltas meet every 100 samples each: measured 8 % above

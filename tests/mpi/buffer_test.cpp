@@ -30,8 +30,8 @@ TEST(Buffer, NothingIsLostAndTheLoopRunsDataParallel) {
   };
   std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 10);
   for (int pass = 0; pass < 2; ++pass) {
-    const loop::Plan& plan = parallel_for(space, body);
-    EXPECT_EQ(plan.choice.strategy, analysis::Strategy::data_parallel) << plan.explain();
+    const LoopReport report = parallel_for(space, body);
+    EXPECT_EQ(report.strategy, analysis::Strategy::data_parallel) << report.explain();
     EXPECT_EQ(buf.pending(), 0u);
     for (std::int64_t i = 0; i < n; ++i) {
       want[static_cast<std::size_t>(slot_of(i, slots))] += i % 5 + 1;
@@ -46,9 +46,9 @@ TEST(Buffer, ArraysTooLargeForDenseDeltasUseAHashMap) {
   auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0] % 7 + 1; });
   auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {slots});
   Buffer buf(counts);
-  const loop::Plan& plan =
+  const LoopReport report =
       parallel_for(space, [&](const Index<1>& i, std::int64_t v) { buf.add({slot_of(i[0], 1000) * 9001}, v); });
-  EXPECT_EQ(plan.bytes_per_pass, 0);  // written only through the Buffer: never copied to every rank
+  EXPECT_EQ(report.bytes_per_pass, 0);  // written only through the Buffer: never copied to every rank
   std::map<std::int64_t, std::int64_t> want;
   for (std::int64_t i = 0; i < n; ++i) want[slot_of(i, 1000) * 9001] += i % 7 + 1;
   const auto got = counts.gather();
@@ -143,11 +143,11 @@ TEST(Buffer, DeltasOfAnUndoneSpeculativeRunAreDropped) {
   const std::int64_t odd = testing::unsampled_iteration(x, stride);
   LoopOptions sampled;
   sampled.recon_stride = stride;
-  const loop::Plan& plan = parallel_for(x, [&](const Index<1>& i, double v) {
+  const LoopReport report = parallel_for(x, [&](const Index<1>& i, double v) {
     y[i[0] == odd ? 0 : i[0]] = v;
     buf.add({i[0] % slots}, 1);
   }, sampled);
-  EXPECT_FALSE(plan.speculation_failure.empty());
+  EXPECT_FALSE(report.speculation_failure.empty());
   EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(slots), n / slots));
 }
 

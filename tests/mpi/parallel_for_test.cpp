@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "loop/inspect.hpp"  // plans and schedules behind the reports (not API)
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
 
@@ -64,10 +65,10 @@ TEST(ParallelFor, SgdMatrixFactorisationIs2DAndSerializable) {
     sgd_step(w.data(), h.data(), r, 0.05f, 0.01f);
   };
   for (int pass = 0; pass < 3; ++pass) {
-    const loop::Plan& plan = parallel_for(R, body);
-    EXPECT_EQ(plan.choice.strategy, analysis::Strategy::two_d) << plan.explain();
+    const LoopReport report = parallel_for(R, body);
+    EXPECT_EQ(report.strategy, analysis::Strategy::two_d) << report.explain();
     // Serial twin: the same kernel over the plan's equivalent order.
-    for (const auto& ij : equivalent_order(R, plan))
+    for (const auto& ij : equivalent_order(R, report))
       sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kRank)], &h_ref[static_cast<std::size_t>(ij[1] * kRank)],
                d.all.at(ij), 0.05f, 0.01f);
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
@@ -95,17 +96,17 @@ void expect_rounds_deal_each_item(int rounds, int slices) {
   options.shuffle_seed = 5;
   auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r, 0.05f, 0.01f); };
   for (int pass = 0; pass < 2; ++pass) {
-    const loop::Plan& plan = parallel_for(R, body, options);
-    ASSERT_EQ(plan.choice.strategy, analysis::Strategy::two_d) << plan.explain();
-    ASSERT_EQ(plan.choice.space_dim, 0) << plan.explain();
-    EXPECT_EQ(plan.schedule.rounds, rounds);
-    EXPECT_EQ(plan.slices_per_worker, slices);
+    const LoopReport report = parallel_for(R, body, options);
+    ASSERT_EQ(report.strategy, analysis::Strategy::two_d) << report.explain();
+    ASSERT_EQ(report.space_dim, 0) << report.explain();
+    EXPECT_EQ(report.rounds, rounds);
+    EXPECT_EQ(report.slices_per_worker, slices);
     const int visits = rounds / slices;
     // Per (worker, slice, item): how many ratings each visit got; per user: its rounds.
     std::map<std::tuple<std::int64_t, int, std::int64_t>, std::vector<int>> per_visit;
     std::map<std::int64_t, std::set<int>> rounds_of_user;
-    for (const auto& it : loop::detail::scheduled_iterations(R, plan, 0)) {
-      const int round = plan.schedule.round_of(static_cast<int>(it.step));
+    for (const auto& it : loop::detail::scheduled_iterations(R, report, 0)) {
+      const int round = loop::detail::plan_of(report).schedule.round_of(static_cast<int>(it.step));
       auto& counts = per_visit.try_emplace({it.worker, round % slices, it.index[1]}, visits, 0).first->second;
       ++counts[static_cast<std::size_t>(round / slices)];
       rounds_of_user[it.index[0]].insert(round);
@@ -119,7 +120,7 @@ void expect_rounds_deal_each_item(int rounds, int slices) {
       for (const int q : in) EXPECT_EQ(q % slices, *in.begin() % slices) << "user " << user << " is in two slices";
     }
     EXPECT_GT(users_in_several_rounds, rounds_of_user.size() / 2);
-    for (const auto& ij : equivalent_order(R, plan))
+    for (const auto& ij : equivalent_order(R, report))
       sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kRank)], &h_ref[static_cast<std::size_t>(ij[1] * kRank)],
                d.all.at(ij), 0.05f, 0.01f);
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
@@ -171,7 +172,7 @@ TEST(ParallelFor, IndependentIterationsAre1D) {
     y[i[0]] = 3.0 * xi + 1.0;
     total += xi;
   };
-  EXPECT_EQ(parallel_for(x, body).choice.strategy, analysis::Strategy::one_d);
+  EXPECT_EQ(parallel_for(x, body).strategy, analysis::Strategy::one_d);
   const auto g = y.gather();
   for (std::size_t k = 0; k < g.size(); ++k) ASSERT_EQ(g[k], 3.0 * 0.5 * static_cast<double>(k) + 1.0);
   EXPECT_EQ(total.take(), 0.5 * 999 * 1000 / 2);  // the reconnaissance pass added nothing
@@ -192,10 +193,10 @@ TEST(ParallelFor, IrregularAccessesUseConflictGroups) {
     const double a = acc[e[0]];
     acc[e[1]] = acc[e[1]] * 0.5 + a;
   };
-  const loop::Plan& plan = parallel_for(ends, body);
-  EXPECT_EQ(plan.gathered, rt().size() > 1);  // across ranks, groups run on rank 0's threads
-  EXPECT_EQ(plan.choice.strategy, analysis::Strategy::groups) << plan.explain();
-  for (const auto& i : equivalent_order(ends, plan)) {
+  const LoopReport report = parallel_for(ends, body);
+  EXPECT_EQ(report.gathered, rt().size() > 1);  // across ranks, groups run on rank 0's threads
+  EXPECT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+  for (const auto& i : equivalent_order(ends, report)) {
     const auto& e = all_ends[static_cast<std::size_t>(i[0])];
     const double a = ref[static_cast<std::size_t>(e[0])];
     ref[static_cast<std::size_t>(e[1])] = ref[static_cast<std::size_t>(e[1])] * 0.5 + a;
@@ -253,8 +254,8 @@ TEST(ParallelFor, SkewedWavefrontForAStencil) {
   LoopOptions ordered;
   ordered.ordered = true;
   auto space = DistArray<double, 2>::zeros(rt(), {n, m});  // the iteration space
-  const loop::Plan& plan = parallel_for(space, body, ordered);
-  EXPECT_EQ(plan.choice.strategy, analysis::Strategy::two_d_skewed) << plan.explain();
+  const LoopReport report = parallel_for(space, body, ordered);
+  EXPECT_EQ(report.strategy, analysis::Strategy::two_d_skewed) << report.explain();
   for (std::int64_t i = 1; i < n; ++i)
     for (std::int64_t j = 1; j + 1 < m; ++j) {
       auto at = [&](std::int64_t a, std::int64_t b) -> double& { return ref[static_cast<std::size_t>(a * m + b)]; };
@@ -276,12 +277,12 @@ TEST(ParallelFor, ReadOnlyArraysWithIrregularSubscriptsAreReplicated) {
   const auto box_before = table.local_box();
   auto body = [&](const Index<1>& i, std::int64_t k) { y[i[0]] = table.read({k}) + table.read({(k + 7) % m}); };
   for (int pass = 0; pass < 2; ++pass) {
-    const loop::Plan& plan = parallel_for(keys, body);
-    EXPECT_EQ(plan.choice.strategy, analysis::Strategy::one_d) << plan.explain();
+    const LoopReport report = parallel_for(keys, body);
+    EXPECT_EQ(report.strategy, analysis::Strategy::one_d) << report.explain();
     if (rt().size() > 1) {
-      EXPECT_NE(plan.explain().find("array table: read-only, copied whole to every rank"), std::string::npos)
-          << plan.explain();
-      EXPECT_GT(plan.bytes_per_pass, 0);
+      EXPECT_NE(report.explain().find("array table: read-only, copied whole to every rank"), std::string::npos)
+          << report.explain();
+      EXPECT_GT(report.bytes_per_pass, 0);
     }
   }
   const auto k = keys.gather();
@@ -298,8 +299,8 @@ TEST(ParallelFor, ReadOnlyArraysWithIrregularSubscriptsAreReplicated) {
 TEST(ParallelFor, PlanIsCachedAndRebuiltWhenTheSpaceChanges) {
   auto x = DistArray<float, 1>::fill(rt(), {100}, 1.0f);
   auto y = DistArray<float, 1>::zeros(rt(), {100});
-  auto run = [&] { return &parallel_for(x, [&](const Index<1>& i, float v) { y[i[0]] = y[i[0]] + v; }); };
-  const loop::Plan* first = run();
+  auto run = [&] { return parallel_for(x, [&](const Index<1>& i, float v) { y[i[0]] = y[i[0]] + v; }).plan_id; };
+  const std::uint64_t first = run();
   EXPECT_EQ(run(), first);  // same site, same space: the cached plan
   EXPECT_EQ(y.gather(), std::vector<float>(100, 2.0f));
   x = DistArray<float, 1>::fill(rt(), {100}, 3.0f, Partition::hash(0));  // the space changed structure
@@ -327,13 +328,13 @@ TEST(ParallelFor, LoopsSharingAnAlignedArrayKeepEachOthersPlans) {
   auto W = DistArray<float, 2>::randn(rt(), {users, kRank}, 0.1, 0.0, Partition::range(0), 11).set_name("W");
   auto H = DistArray<float, 2>::randn(rt(), {items, kRank}, 0.1, 0.0, Partition::range(0), 12).set_name("H");
   auto train_pass = [&] {
-    return &parallel_for(R, [&](const Index<2>& ij, float r) {
+    return parallel_for(R, [&](const Index<2>& ij, float r) {
       sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r, 0.05f, 0.01f);
     });
   };
   Accumulator<double> error(rt());
   auto evaluate = [&] {
-    return &parallel_for(T, [&](const Index<2>& ij, float r) {
+    return parallel_for(T, [&](const Index<2>& ij, float r) {
       const auto w = W.read_row(ij[0]);
       const auto h = H.read_row(ij[1]);
       double e = r;
@@ -341,26 +342,26 @@ TEST(ParallelFor, LoopsSharingAnAlignedArrayKeepEachOthersPlans) {
       error += e * e;
     });
   };
-  const loop::Plan* training = train_pass();
-  const loop::Plan* evaluation = evaluate();
-  const std::uint64_t train_serial = training->serial, eval_serial = evaluation->serial;
+  LoopReport training = train_pass();
+  LoopReport evaluation = evaluate();
+  const std::uint64_t train_serial = training.plan_id, eval_serial = evaluation.plan_id;
   const Distribution w_layout = W.distribution();
-  EXPECT_EQ(evaluation->choice.strategy, analysis::Strategy::one_d) << evaluation->explain();
+  EXPECT_EQ(evaluation.strategy, analysis::Strategy::one_d) << evaluation.explain();
   for (int call = 0; call < 3; ++call) {
-    // (A plan built again replaces the cached one: keep only the newest pointers.)
     training = train_pass();
     evaluation = evaluate();
-    EXPECT_EQ(training->serial, train_serial) << "call " << call << ": the training loop was planned again";
-    EXPECT_EQ(evaluation->serial, eval_serial) << "call " << call << ": the evaluation loop was planned again";
+    EXPECT_EQ(training.plan_id, train_serial) << "call " << call << ": the training loop was planned again";
+    EXPECT_EQ(evaluation.plan_id, eval_serial) << "call " << call << ": the evaluation loop was planned again";
     EXPECT_TRUE(W.distribution() == w_layout) << "call " << call << ": W moved";
   }
   // The evaluation loop keeps the training loop's split of W among the workers...
-  EXPECT_EQ(evaluation->space_bounds, training->space_bounds);
-  EXPECT_NE(evaluation->explain().find("worker bounds: kept from an earlier plan's split of W"), std::string::npos)
-      << evaluation->explain();
+  const auto& training_bounds = loop::detail::plan_of(training).space_bounds;
+  EXPECT_EQ(loop::detail::plan_of(evaluation).space_bounds, training_bounds);
+  EXPECT_NE(evaluation.explain().find("worker bounds: kept from an earlier plan's split of W"), std::string::npos)
+      << evaluation.explain();
   // ...which only means something where T's own balance point differs.
-  if (evaluation->workers > 1) {
-    EXPECT_NE(balanced_bounds(T.histogram(0), evaluation->workers), training->space_bounds);
+  if (evaluation.workers > 1) {
+    EXPECT_NE(balanced_bounds(T.histogram(0), evaluation.workers), training_bounds);
   }
   EXPECT_GT(error.take(), 0.0);
 }

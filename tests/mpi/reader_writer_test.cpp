@@ -42,8 +42,8 @@ TEST(ReaderWriter, ReadsMatchTheArraysReadAndNothingIsLost) {
       };
       std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 3);
       for (int pass = 0; pass < 2; ++pass) {
-        const loop::Plan& plan = parallel_for(space, body);
-        EXPECT_EQ(plan.choice.strategy, analysis::Strategy::data_parallel) << plan.explain();
+        const LoopReport report = parallel_for(space, body);
+        EXPECT_EQ(report.strategy, analysis::Strategy::data_parallel) << report.explain();
         for (std::int64_t i = 0; i < n; ++i) {
           want[static_cast<std::size_t>(slot_of(i, slots))] += i % 7 - 2;
           want[static_cast<std::size_t>((i * 31) % slots)] += 1;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "strata/buffer.hpp"
+#include "loop/inspect.hpp"  // plans behind the reports (not API)
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
 
@@ -72,9 +73,9 @@ void check_staleness_bound(int s, bool prefetch = true) {
       }
       buf.add({v}, 1);
     };
-    const loop::Plan& plan = parallel_for(space, body);
-    ASSERT_EQ(plan.choice.strategy, analysis::Strategy::data_parallel) << plan.explain();
-    for (const auto& steps : plan.work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
+    const LoopReport report = parallel_for(space, body);
+    ASSERT_EQ(report.strategy, analysis::Strategy::data_parallel) << report.explain();
+    for (const auto& steps : loop::detail::plan_of(report).work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
     EXPECT_EQ(violations.count.load(), 0) << "s = " << s << ": " << violations.first;
     EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(W), (pass + 1) * K));
   }
@@ -124,8 +125,8 @@ TEST(Relaxed, HybridSharesWritesWithinARankAtOnceAndAcrossRanksAtClocks) {
       }
       buf.add({v}, 1);
     };
-    const loop::Plan& plan = parallel_for(space, body);
-    for (const auto& steps : plan.work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
+    const LoopReport report = parallel_for(space, body);
+    for (const auto& steps : loop::detail::plan_of(report).work) ASSERT_EQ(static_cast<std::int64_t>(steps[0].size()), K);
     EXPECT_EQ(violations.count.load(), 0) << violations.first;
     EXPECT_EQ(counts.gather(), std::vector<std::int64_t>(static_cast<std::size_t>(W), (pass + 1) * K));
   }
@@ -329,24 +330,24 @@ TEST(Relaxed, AdaRevisionMatchesASerialReference) {
   };
   std::vector<AdaRevisionReference> ref(static_cast<std::size_t>(elements), AdaRevisionReference{lr});
   for (int pass = 0; pass < 3; ++pass) {
-    const loop::Plan& plan = parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    const LoopReport report = parallel_for(space, [&](const Index<1>& i, std::int64_t) {
       buf.add({i[0] % elements}, delta_of(i[0], pass));
     });
-    const int T = plan.threads;
+    const int T = report.threads;
     std::vector<std::vector<double>> per(static_cast<std::size_t>(elements),
-                                         std::vector<double>(static_cast<std::size_t>(plan.ranks), 0.0));
+                                         std::vector<double>(static_cast<std::size_t>(report.ranks), 0.0));
     for (std::int64_t i = 0; i < n; ++i) {
-      const int worker = range_part(plan.space_bounds, i);
-      per[static_cast<std::size_t>(i % elements)][static_cast<std::size_t>(plan.ranks == 1 ? 0 : worker / T)] +=
+      const int worker = range_part(loop::detail::plan_of(report).space_bounds, i);
+      per[static_cast<std::size_t>(i % elements)][static_cast<std::size_t>(report.ranks == 1 ? 0 : worker / T)] +=
           delta_of(i, pass);
     }
     for (std::int64_t e = 0; e < elements; ++e) {
       // A rank with no iterations for the element sends nothing for it.
       std::vector<double> sent;
-      for (int r = 0; r < plan.ranks; ++r) {
+      for (int r = 0; r < report.ranks; ++r) {
         bool any = false;
         for (std::int64_t i = e; i < n; i += elements)
-          any |= plan.ranks == 1 || range_part(plan.space_bounds, i) / T == r;
+          any |= report.ranks == 1 || range_part(loop::detail::plan_of(report).space_bounds, i) / T == r;
         if (any) sent.push_back(per[static_cast<std::size_t>(e)][static_cast<std::size_t>(r)]);
       }
       ref[static_cast<std::size_t>(e)].round(sent);
@@ -374,13 +375,13 @@ TEST(Relaxed, ReadsOutsideTheRecordedSetReturnTheOwnersValuesAreCountedAndLearne
   int calls_at_half = 0;
   for (const std::int64_t s : {std::int64_t{0}, std::int64_t{1}, n / 2, n / 2}) {
     shift = s;
-    const loop::Plan& plan = parallel_for(space, body);
+    const LoopReport report = parallel_for(space, body);
     std::int64_t want = 0, outside = 0;
     std::vector<bool> mine(static_cast<std::size_t>(n), false);  // this rank's iterations
     for (std::int64_t i = 0; i < n; ++i) {
       want += 10 * ((i * i + s) % n) + 1;
-      const int worker = range_part(plan.space_bounds, i);
-      if (plan.ranks == 1 || worker / plan.threads == rt().rank()) mine[static_cast<std::size_t>(i)] = true;
+      const int worker = range_part(loop::detail::plan_of(report).space_bounds, i);
+      if (report.ranks == 1 || worker / report.threads == rt().rank()) mine[static_cast<std::size_t>(i)] = true;
     }
     if (known.empty()) {
       known.assign(static_cast<std::size_t>(n), false);

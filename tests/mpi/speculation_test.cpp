@@ -45,13 +45,13 @@ TEST(Speculation, SampledPlanThatHoldsIsKept) {
   sampled.recon_stride = 8;
   auto body = [&](const Index<2>& ij, float r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r); };
   for (int pass = 0; pass < 2; ++pass) {
-    const loop::Plan& plan = parallel_for(R, body, sampled);
-    EXPECT_EQ(plan.recon_stride, 8);
-    EXPECT_TRUE(plan.verified);
-    EXPECT_TRUE(plan.speculation_failure.empty()) << plan.speculation_failure;
-    EXPECT_EQ(plan.choice.strategy, analysis::Strategy::two_d) << plan.explain();
-    EXPECT_LT(plan.recon_accesses, 2 * R.nnz() / 2);  // a sample, not every iteration
-    for (const auto& ij : equivalent_order(R, plan))
+    const LoopReport report = parallel_for(R, body, sampled);
+    EXPECT_EQ(report.recon_stride, 8);
+    EXPECT_TRUE(report.verified);
+    EXPECT_TRUE(report.speculation_failure.empty()) << report.speculation_failure;
+    EXPECT_EQ(report.strategy, analysis::Strategy::two_d) << report.explain();
+    EXPECT_LT(report.recon_accesses, 2 * R.nnz() / 2);  // a sample, not every iteration
+    for (const auto& ij : equivalent_order(R, report))
       sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kRank)], &h_ref[static_cast<std::size_t>(ij[1] * kRank)],
                all.at(ij));
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
@@ -81,14 +81,14 @@ TEST(Speculation, SampledPlanThatFailsIsUndoneAndReplanned) {
   };
   LoopOptions sampled;
   sampled.recon_stride = stride;
-  const loop::Plan& plan = parallel_for(x, body, sampled);
-  EXPECT_TRUE(plan.verified);
-  EXPECT_EQ(plan.recon_stride, 1) << plan.explain();
-  EXPECT_NE(plan.speculation_failure.find("y["), std::string::npos) << plan.speculation_failure;
-  EXPECT_EQ(plan.choice.strategy, analysis::Strategy::groups) << plan.explain();
-  EXPECT_NE(plan.explain().find("did not hold"), std::string::npos);
+  const LoopReport report = parallel_for(x, body, sampled);
+  EXPECT_TRUE(report.verified);
+  EXPECT_EQ(report.recon_stride, 1) << report.explain();
+  EXPECT_NE(report.speculation_failure.find("y["), std::string::npos) << report.speculation_failure;
+  EXPECT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+  EXPECT_NE(report.explain().find("did not hold"), std::string::npos);
   double sum = 0;
-  for (const auto& i : equivalent_order(x, plan)) {
+  for (const auto& i : equivalent_order(x, report)) {
     const auto at = static_cast<std::size_t>(i[0]);
     const auto k = static_cast<std::size_t>(i[0] == odd ? 0 : i[0]);
     y_ref[k] = y_ref[k] * 0.5 + x_ref[at];

@@ -123,7 +123,7 @@ void check_against_twin(How how, std::int64_t batch) {
     b({0}) -= kLr * err;
   };
   const int epochs = 3;
-  SyncStats st;
+  SyncReport st;
   for (int e = 0; e < epochs; ++e) {
     if (how == How::largest) st = sync_for(space, body, {.batch = batch}, synced(w, largest), synced(b, largest));
     else {

@@ -3,6 +3,7 @@
 // built from the sample.
 #pragma once
 
+#include "loop/inspect.hpp"  // reconnaissance_visits (not API)
 #include "strata/loop/parallel_for.hpp"
 #include "test_runtime.hpp"
 

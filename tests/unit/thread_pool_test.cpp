@@ -17,10 +17,10 @@ TEST(ThreadPool, RunCallsEveryThreadOnce) {
   for (auto& h : hits) EXPECT_EQ(h.load(), 50);
 }
 
-TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
+TEST(ThreadPool, RunChunksCoversEveryIndexOnce) {
   ThreadPool pool(3);
   std::vector<std::atomic<int>> seen(10007);
-  pool.parallel_for(10007, 100, [&](std::int64_t b, std::int64_t e, int tid) {
+  pool.run_chunks(10007, 100, [&](std::int64_t b, std::int64_t e, int tid) {
     EXPECT_GE(tid, 0);
     EXPECT_LT(tid, 3);
     for (auto i = b; i < e; ++i) seen[static_cast<std::size_t>(i)]++;
@@ -28,10 +28,10 @@ TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
   for (auto& s : seen) ASSERT_EQ(s.load(), 1);
 }
 
-TEST(ThreadPool, ParallelStaticIsDeterministic) {
+TEST(ThreadPool, RunRangesIsDeterministic) {
   ThreadPool pool(2);
   std::vector<int> owner(11, -1);
-  pool.parallel_static(11, [&](std::int64_t b, std::int64_t e, int tid) {
+  pool.run_ranges(11, [&](std::int64_t b, std::int64_t e, int tid) {
     for (auto i = b; i < e; ++i) owner[static_cast<std::size_t>(i)] = tid;
   });
   EXPECT_EQ(owner, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}));

@@ -52,7 +52,8 @@ class ArrayBase {
   /// accessors read directly (detail/cache_view.hpp); nullptr otherwise.
   const CacheView* cache_view() const { return cache_view_; }
   void set_cache_view(const CacheView* view) { cache_view_ = view; }
-  virtual int rank_of_array() const = 0;  // number of dimensions
+  /// The number of dimensions (N of DistArray<T, N>).
+  virtual int dimension_count() const = 0;
   virtual std::vector<std::int64_t> shape_vector() const = 0;
   virtual bool is_sparse_array() const = 0;
   virtual const Distribution& distribution_of() const = 0;

@@ -1,9 +1,9 @@
 // CacheView: a relaxed array's cache as the rank's loop threads read it during a run.
 //
-// A read of a relaxed array used to go accessor -> thread's observer (virtual) ->
-// table (virtual) -> cache; on a sparse model every non-zero pays that, and it kept
-// the processor from overlapping the loads of one sample. While a run has no checker
-// to show accesses to, the table publishes its cache on the array instead, and the
+// Through the observer, a read of a relaxed array goes accessor -> observer (virtual)
+// -> table (virtual) -> cache; on a sparse model every non-zero pays that, and it
+// keeps the processor from overlapping the loads of one sample. So while a run has no
+// checker to show accesses to, the table publishes its cache on the array, and the
 // accessor resolves a cached unit itself: a bounds test, a bit (or slot) lookup and a
 // load. Units outside the cache still take the observer's path (the dynamic read).
 #pragma once

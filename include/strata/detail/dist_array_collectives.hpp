@@ -63,7 +63,7 @@ void DistArray<T, N>::parallel_local(F&& f) {
   const std::int64_t n = local_box_volume();
   std::array<std::int64_t, N> sizes{};
   for (std::size_t d = 0; d < N; ++d) sizes[d] = box_[d].size();
-  rt_->pool().parallel_for(n, 1 << 14, [&](std::int64_t b, std::int64_t e, int) {
+  rt_->pool().run_chunks(n, 1 << 14, [&](std::int64_t b, std::int64_t e, int) {
     for (std::int64_t k = b; k < e; ++k) {
       Index<N> i{};
       std::int64_t rest = k;
@@ -121,7 +121,7 @@ auto DistArray<T, N>::map(F&& f) const {
   if (sparse_) {
     out.keys_ = keys_;
     out.values_.resize(values_.size());
-    rt_->pool().parallel_for(static_cast<std::int64_t>(keys_.size()), 4096, [&](std::int64_t b, std::int64_t e, int) {
+    rt_->pool().run_chunks(static_cast<std::int64_t>(keys_.size()), 4096, [&](std::int64_t b, std::int64_t e, int) {
       for (auto k = static_cast<std::size_t>(b); k < static_cast<std::size_t>(e); ++k)
         out.values_[k] = call_map(f, keys_[k], values_[k]);
     });

@@ -1,9 +1,9 @@
-// Stable LSD radix sort of (64-bit key, value) pairs. Sorting the records a loader
-// routes to a rank dominated loading time with std::stable_sort, and a sort of
-// positions followed by a gather was bound by cache misses. Here each key travels
-// with its value in one record, every pass reads sequentially and writes to 256
-// streams (few enough for the write-combining buffers), and passes whose digit is
-// the same for every key are skipped.
+// Stable LSD radix sort of (64-bit key, value) pairs, for the records a loader routes
+// to a rank: a comparison sort of them is slow, and a sort of positions followed by
+// a gather is bound by cache misses. Here each key travels with its value in one
+// record, every pass reads sequentially and writes to 256 streams (few enough for
+// the write-combining buffers), and passes whose digit is the same for every key
+// are skipped.
 #pragma once
 
 #include <array>

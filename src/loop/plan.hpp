@@ -1,12 +1,15 @@
 // A loop plan: what the analysis found and how the loop is laid out on workers.
 // Plans are built once per loop site and reused while the iteration space and the
 // arrays keep their structure (see PlanCache).
+//
+// Internal to the loop engine (src/loop), not API: parallel_for returns a LoopReport
+// (strata/loop/loop_report.hpp). Tests and benchmarks that check a plan's internals
+// reach it through loop/inspect.hpp.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,60 +17,12 @@
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/strategy.hpp"
 #include "strata/detail/array_base.hpp"
+#include "strata/loop/loop_options.hpp"
+#include "strata/loop/loop_report.hpp"
 #include "strata/loop/recorder.hpp"
 #include "strata/loop/schedule.hpp"
 
-#ifndef STRATA_CHECKED_DEFAULT
-#define STRATA_CHECKED_DEFAULT 0
-#endif
-
 namespace strata {
-
-/// How parallel_for runs a loop.
-struct LoopOptions {
-  /// Dependent iterations keep their lexicographic order (default: any serial order).
-  bool ordered = false;
-  /// Force a strategy (serial, 1d, 2d, 2d-skewed, groups); it must be legal.
-  std::optional<analysis::Strategy> strategy;
-  /// Print the plan (rank 0) when it is built.
-  bool explain = false;
-  /// Verify every access during execution against the plan. On by default in builds
-  /// configured with -DSTRATA_CHECKED=ON, and for every loop when the environment
-  /// variable STRATA_CHECKED=1 is set.
-  bool checked = STRATA_CHECKED_DEFAULT != 0;
-  /// Time blocks per worker in 2-D plans; 0 = automatic: at least 2 (so transfers
-  /// overlap computation), more when the rows that follow the time dimension are
-  /// large, so one block of them stays in a core's L2 cache.
-  int blocks_per_worker = 0;
-  /// Unordered 2-D plans: times the time blocks go round the workers per pass. Each
-  /// worker's space part is cut into S slices (slices_per_worker); round r runs
-  /// slice r mod S, and the slice's iterations at each time index are dealt over its
-  /// rounds / S visits in turn (RoundDealer). 0 = automatic: 8, fewer when a step
-  /// would hold under 1024 iterations. With one round a block visits each worker
-  /// once, so SGD sees each time-dimension row's updates in W bursts per pass and
-  /// converges per pass slower than on a shuffled serial order (mf, 10M ratings, 2
-  /// workers: 10-23 % above the serial loss; docs/apps.md).
-  int rounds = 0;
-  /// Unordered 2-D plans: slices of each worker's space part (see rounds); 0 =
-  /// automatic: enough that a slice of the arrays following the space dimension
-  /// fits in about 8 MiB, at most rounds and a divisor of it. Set, it must divide
-  /// rounds.
-  int slices_per_worker = 0;
-  /// For tests of checked mode only: run a forced strategy even if it is illegal.
-  bool skip_legality_check = false;
-  /// The reconnaissance pass visits every recon_stride-th iteration only, and the
-  /// first run checks every access of every iteration against the plan built from
-  /// that sample: if one does not fit, the run is undone and the loop re-planned from
-  /// a full pass. 1 = a full reconnaissance pass; 0 = automatic: 16 for loops of at
-  /// least 2^20 iterations, otherwise 1.
-  int recon_stride = 0;
-  /// 0: each worker visits its iterations of a block in key order. Otherwise the
-  /// order inside each block is a random permutation drawn from this seed (the same
-  /// for every run with the same seed, ranks and threads). Any order inside a block
-  /// keeps the plan's guarantees; SGD converges per pass more like a serial loop over
-  /// shuffled data when the order is not sorted by key.
-  std::uint64_t shuffle_seed = 0;
-};
 
 namespace loop {
 
@@ -182,12 +137,13 @@ std::uint64_t fingerprint(std::span<const std::byte> bytes);
 class PlanCache {
  public:
   static PlanCache& instance();
-  Plan* find(const std::string& key);
-  Plan& store(const std::string& key, std::unique_ptr<Plan> plan);
+  /// The plan cached for `key`, or null. Reports of its calls share it.
+  std::shared_ptr<Plan> find(const std::string& key);
+  Plan& store(const std::string& key, std::shared_ptr<Plan> plan);
   void clear() { plans_.clear(); }
 
  private:
-  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  std::map<std::string, std::shared_ptr<Plan>> plans_;
 };
 
 /// Merges the reconnaissance records of all ranks (collective) into site summaries.
@@ -199,6 +155,15 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& space_extents, const L
 /// The exact conflict groups of this rank's iterations, packed onto its threads.
 std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
                                         const std::vector<analysis::ElementAccess>& accesses);
+
+/// Reaches the plan a LoopReport was made from (LoopReport keeps it private).
+struct ReportAccess {
+  /// The report of a call that ran (or planned) by `plan`; `run_seconds` and
+  /// `wait_seconds` are those of the plan's last run.
+  static LoopReport make(std::shared_ptr<const Plan> plan);
+  /// The plan behind `report`; throws Error when it has none (a default report).
+  static const Plan& plan(const LoopReport& report);
+};
 
 }  // namespace loop
 }  // namespace strata

@@ -1,152 +1,18 @@
-// The non-template parts of parallel_for: cache keys and validity, laying arrays
-// out for a strategy, printing plans.
+// Laying a loop out for its strategy: worker bounds along the space dimension, time
+// blocks, rounds and slices, the 2-D schedule, and the placement of every array the
+// loop touches (co-partitioned, travelling, replicated or gathered on rank 0).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <map>
-#include <memory>
 #include <numeric>
 #include <span>
 
 #include <fmt/format.h>
 
-#include "strata/error.hpp"
-#include "strata/loop/buffer_base.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/worker_splits.hpp"
+#include "strata/error.hpp"
 
 namespace strata::loop::detail {
-
-std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
-  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
-                     o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
-                     o.rounds, o.slices_per_worker, o.skip_legality_check, o.shuffle_seed);
-}
-
-std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version) {
-  if (plan.ranks != rt.size() || plan.threads != rt.threads())
-    return fmt::format("it was built for {} rank(s) x {} thread(s)", plan.ranks, plan.threads);
-  if (plan.space_version != space_version) return "the iteration space changed its keys or partition";
-  for (const auto& a : plan.arrays) {
-    auto* array = strata::detail::ArrayBase::find_array(a.id);
-    if (!array) return fmt::format("array #{} it uses no longer exists", a.id);
-    if (array->shape_vector() != a.shape) return fmt::format("array {} changed its shape", array->name());
-    if (array->structure_version() != a.version)
-      return fmt::format("array {} changed its partition or was assigned", array->name());
-  }
-  return {};
-}
-
-void remember_versions(Plan& plan) {
-  plan.arrays.clear();
-  for (const auto& r : plan.roles)
-    if (auto* a = strata::detail::ArrayBase::find_array(r.array_id))
-      plan.arrays.push_back({r.array_id, a->shape_vector(), a->structure_version()});
-}
-
-int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
-  if (options.recon_stride < 0)
-    throw OptionError(fmt::format("LoopOptions::recon_stride must be 0 (automatic) or positive, not {}",
-                                  options.recon_stride));
-  if (options.recon_stride > 0) return options.recon_stride;
-  // A sample of 1 in 16 still has 65,536 iterations at the threshold: enough to meet
-  // every access site a body has in practice; the first run checks the rest.
-  constexpr std::int64_t kSampleFrom = std::int64_t{1} << 20;
-  return iterations >= kSampleFrom ? 16 : 1;
-}
-
-std::uint64_t next_plan_serial() {
-  static std::uint64_t built = 0;
-  return ++built;
-}
-
-std::vector<std::uint64_t> changed_arrays(const Plan& plan, std::uint64_t space_id, bool space_written) {
-  std::vector<std::uint64_t> ids;
-  for (const auto& r : plan.roles)
-    if (r.written) ids.push_back(r.array_id);
-  for (const auto& s : plan.sites)
-    if (s.mode == strata::detail::AccessMode::buffered) ids.push_back(s.array_id);
-  if (space_written) ids.push_back(space_id);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
-}
-
-namespace {
-// A plan with nothing but its site and a flag, one per site and flag for the run.
-const Plan& placeholder_plan(const std::source_location& where, bool replayed) {
-  static std::map<std::pair<std::string, bool>, std::unique_ptr<Plan>> plans;
-  const std::string site = strata::detail::site_label(where);
-  auto& p = plans[{site, replayed}];
-  if (!p) {
-    p = std::make_unique<Plan>();
-    p->loop_site = site;
-    p->skipped = !replayed;
-    p->replayed = replayed;
-  }
-  return *p;
-}
-}  // namespace
-
-const Plan& skipped_plan(const std::source_location& where) { return placeholder_plan(where, false); }
-const Plan& replayed_plan(const std::source_location& where) { return placeholder_plan(where, true); }
-
-std::vector<std::uint64_t> buffered_arrays(const Plan& plan) {
-  std::vector<std::uint64_t> ids;
-  for (const auto& s : plan.sites)
-    if (s.mode == strata::detail::AccessMode::buffered && std::find(ids.begin(), ids.end(), s.array_id) == ids.end())
-      ids.push_back(s.array_id);
-  return ids;
-}
-
-void flush_buffers(const Plan& plan) {
-  for (const auto id : buffered_arrays(plan)) {  // the same order on every rank
-    auto* b = strata::detail::BufferBase::find_buffer(id);
-    STRATA_CHECK(b != nullptr, "a loop wrote through a Buffer that no longer exists");
-    b->flush();
-  }
-}
-
-void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from) {
-  for (const auto& r : from) {
-    auto it = std::find_if(into.begin(), into.end(), [&](const ReadSet& x) { return x.array_id == r.array_id; });
-    if (it == into.end()) {
-      into.push_back(r);
-      continue;
-    }
-    for (std::size_t w = 0; w < r.bits.size(); ++w) it->bits[w] |= r.bits[w];
-  }
-}
-
-std::vector<std::uint64_t> relaxed_arrays(const Plan& plan) {
-  std::vector<std::uint64_t> ids;
-  for (const auto& r : plan.roles)
-    if (r.placement == Placement::cached) ids.push_back(r.array_id);
-  return ids;
-}
-
-bool reads_relaxed_arrays(const Plan& plan) {
-  return std::any_of(plan.roles.begin(), plan.roles.end(),
-                     [](const ArrayRole& r) { return r.placement == Placement::cached && r.read; });
-}
-
-std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread) {
-  std::string mine;
-  for (const auto& f : per_thread)
-    if (!f.empty()) {
-      mine = f;
-      break;
-    }
-  if (rt.comm().allreduce<std::int64_t>(mine.empty() ? 0 : 1, ReduceOp::max) == 0) return {};
-  for (const auto& part : rt.comm().allgatherv(std::as_bytes(std::span(mine))))
-    if (!part.empty()) return {reinterpret_cast<const char*>(part.data()), part.size()};
-  return {};
-}
-
-void print_plan(Runtime& rt, const Plan& plan) {
-  if (rt.rank() == 0) std::fputs(plan.explain().c_str(), stdout), std::fflush(stdout);
-}
 
 namespace {
 
@@ -185,9 +51,8 @@ int auto_blocks_per_worker(const Plan& plan) {
 
 // Slices of a worker's space part (RoundDealer): enough that one slice of the arrays
 // following the space dimension fits in about 8 MiB, so it stays in cache for the
-// steps of a round. Every visit of a slice loads its rows again: mf on 10M ratings at
-// rank 64 (25 MB of W per worker) ran at 17-20 M ratings/s with the whole part in
-// every round, 57 M/s with 4 slices visited twice each and 65 M/s with 8 visited once.
+// steps of a round. Every visit of a slice loads its rows again, so fewer visits of
+// smaller slices win (docs/loops.md, "Strategies and layouts", has mf's figures).
 int auto_slices_per_worker(const Plan& plan) {
   constexpr double kTarget = 8 * 1024 * 1024;
   const int s = static_cast<int>(std::ceil(bytes_following(plan, plan.choice.space_dim) / (kTarget * plan.workers)));

@@ -1,0 +1,53 @@
+// Plan cache keys and validity: which loop call a cached plan belongs to, whether it
+// still fits the loop's arrays, and how large a reconnaissance sample to take.
+#include <fmt/format.h>
+
+#include "loop/loop_internal.hpp"
+#include "strata/error.hpp"
+
+namespace strata::loop::detail {
+
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
+  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
+                     o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
+                     o.rounds, o.slices_per_worker, o.skip_legality_check, o.shuffle_seed);
+}
+
+std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version) {
+  if (plan.ranks != rt.size() || plan.threads != rt.threads())
+    return fmt::format("it was built for {} rank(s) x {} thread(s)", plan.ranks, plan.threads);
+  if (plan.space_version != space_version) return "the iteration space changed its keys or partition";
+  for (const auto& a : plan.arrays) {
+    auto* array = strata::detail::ArrayBase::find_array(a.id);
+    if (!array) return fmt::format("array #{} it uses no longer exists", a.id);
+    if (array->shape_vector() != a.shape) return fmt::format("array {} changed its shape", array->name());
+    if (array->structure_version() != a.version)
+      return fmt::format("array {} changed its partition or was assigned", array->name());
+  }
+  return {};
+}
+
+void remember_versions(Plan& plan) {
+  plan.arrays.clear();
+  for (const auto& r : plan.roles)
+    if (auto* a = strata::detail::ArrayBase::find_array(r.array_id))
+      plan.arrays.push_back({r.array_id, a->shape_vector(), a->structure_version()});
+}
+
+int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
+  if (options.recon_stride < 0)
+    throw OptionError(fmt::format("LoopOptions::recon_stride must be 0 (automatic) or positive, not {}",
+                                  options.recon_stride));
+  if (options.recon_stride > 0) return options.recon_stride;
+  // A sample of 1 in 16 still has 65,536 iterations at the threshold: enough to meet
+  // every access site a body has in practice; the first run checks the rest.
+  constexpr std::int64_t kSampleFrom = std::int64_t{1} << 20;
+  return iterations >= kSampleFrom ? 16 : 1;
+}
+
+std::uint64_t next_plan_serial() {
+  static std::uint64_t built = 0;
+  return ++built;
+}
+
+}  // namespace strata::loop::detail
