@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
-#include "strata/buffer.hpp"
+#include "strata/ps/buffer_base.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/worker_splits.hpp"
 
@@ -387,7 +387,7 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         }
         break;
       }
-      case Placement::cached: break;  // owners keep their shards; readers cache (ps::RelaxedTable)
+      case Placement::cached: break;  // owners keep their shards; readers cache (ps::Table, src/ps)
       case Placement::local:
       case Placement::replicated:
         if (!role.written && !role.read) break;  // only written through a Buffer: nothing to place

@@ -5,7 +5,9 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "strata/buffer.hpp"
+#include "strata/error.hpp"
+#include "strata/io/checkpoint_format.hpp"
+#include "strata/ps/buffer_base.hpp"
 
 namespace strata::detail {
 namespace {

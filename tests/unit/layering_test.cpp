@@ -158,8 +158,8 @@ constexpr Allowed kAllowed[] = {
     {"src/loop/recorder.cpp", "include/strata/ps/buffer_base.hpp"},
     {"src/loop/relaxed_run.cpp", "include/strata/ps/buffer_base.hpp"},
     {"src/loop/relaxed_run.hpp", "include/strata/ps/relaxed_base.hpp"},
-    // loop -> ps: flushes the Buffers a loop wrote through (needs only ps/buffer_base.hpp).
-    {"src/loop/driver.cpp", "include/strata/buffer.hpp"},
+    // loop -> ps: flushes the Buffers a loop wrote through.
+    {"src/loop/driver.cpp", "include/strata/ps/buffer_base.hpp"},
     // loop -> recovery: accumulators are journaled and read the serial replay's shape.
     {"include/strata/loop/accumulator.hpp", "include/strata/recovery/journaled_state.hpp"},
     {"include/strata/loop/accumulator.hpp", "include/strata/recovery/loop_calls.hpp"},
