@@ -10,7 +10,10 @@
 //   table_clocks.cpp  clocks: the staleness wait, a one-rank table's own applies
 //   table_owner.cpp   the message protocol and the owner side (the Postman's thread)
 //   table_reader.cpp  reads: the cache, the dynamic path, logged reads
-//   table_outbox.cpp  managed communication: offers and the pump
+//   table_outbox.cpp  managed communication: the pump
+//   managed_outbox.cpp the outbox's bucket, timing and ranking (strata/ps/managed_outbox.hpp)
+//   postman.cpp, consistency.cpp, buffer_registry.cpp: the communication thread,
+//                     consistency checks, Buffers by array id
 #pragma once
 
 #include <condition_variable>
