@@ -252,7 +252,7 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         }
         break;
       }
-      case Placement::cached: break;  // owners keep their shards; readers cache (ps::RelaxedTable)
+      case Placement::cached: break;  // owners keep their shards; readers cache (ps::Table, src/ps)
       case Placement::local:
       case Placement::replicated:
         if (!role.written && !role.read) break;  // only written through a Buffer: nothing to place

@@ -1,4 +1,4 @@
-// An owner's memory of its last few clocks (ps/relaxed_table.hpp). Under SSP with
+// An owner's memory of its last few clocks (src/ps/ps_internal.hpp). Under SSP with
 // staleness s a reader's cache holds one consistent clock m of the array, which may
 // be up to s clocks older than what its owners have applied since. A read the cache
 // lacks asks the owner, and must be answered as of the same clock m, or what the

@@ -69,11 +69,10 @@ class ReadLog {
 
 /// A relaxed table's log of one loop call: the loop threads' reads and the deltas
 /// this rank's owner applied (managed communication only; the Postman's thread).
-template <class T>
+/// Elements are `element_size` bytes.
 class TimingLog {
-  static_assert(alignof(T) <= 8, "a logged value must sit at any offset its size allows");
-
  public:
+  explicit TimingLog(std::size_t element_size = 0) : element_size_(element_size) {}
   void begin(int threads, bool applies) {
     reads_.clear();
     reads_.resize(static_cast<std::size_t>(threads));
@@ -81,24 +80,24 @@ class TimingLog {
     logs_applies_ = applies;
   }
   ReadLog& reads(int thread) { return reads_[static_cast<std::size_t>(thread)]; }
-  void applied(std::int64_t key, std::int64_t clock, const T& delta) {
+  void applied(std::int64_t key, std::int64_t clock, const std::byte* delta) {
     if (!logs_applies_) return;
     detail::append<std::int64_t>(applies_, key);
     detail::append<std::int64_t>(applies_, clock);
-    detail::append<T>(applies_, delta);
+    applies_.insert(applies_.end(), delta, delta + element_size_);
   }
   /// The table's part of the timing file (see above); empties the log.
   Bytes take(std::uint64_t array_id, std::size_t unit_bytes) {
     Bytes out;
     detail::append<std::int64_t>(out, static_cast<std::int64_t>(array_id));
     detail::append<std::int64_t>(out, static_cast<std::int64_t>(unit_bytes));
-    detail::append<std::int64_t>(out, static_cast<std::int64_t>(sizeof(T)));
+    detail::append<std::int64_t>(out, static_cast<std::int64_t>(element_size_));
     detail::append<std::int64_t>(out, static_cast<std::int64_t>(reads_.size()));
     for (auto& r : reads_) {
       r.append_to(out);
       r.clear();
     }
-    detail::append<std::int64_t>(out, static_cast<std::int64_t>(applies_.size() / kApplyBytes));
+    detail::append<std::int64_t>(out, static_cast<std::int64_t>(applies_.size() / (2 * sizeof(std::int64_t) + element_size_)));
     out.insert(out.end(), applies_.begin(), applies_.end());
     ReadLog::pad(out);
     applies_.clear();
@@ -106,7 +105,7 @@ class TimingLog {
   }
 
  private:
-  static constexpr std::size_t kApplyBytes = 2 * sizeof(std::int64_t) + sizeof(T);  // one logged apply
+  std::size_t element_size_;
   std::vector<ReadLog> reads_;
   Bytes applies_;
   bool logs_applies_ = false;

@@ -1,0 +1,219 @@
+// The typed half of a Buffer (strata/buffer.hpp): its per-thread delta sets, its
+// apply function and the owners' apply state, behind the engine's table of
+// operations (ps/element_ops.hpp). The per-write add is here, inline; everything
+// the engine asks of it works on a run of elements.
+#pragma once
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "strata/apply.hpp"
+#include "strata/dist_array.hpp"
+#include "strata/loop/undo.hpp"
+#include "strata/detail/worker.hpp"
+#include "strata/ps/delta_set.hpp"
+#include "strata/ps/element_ops.hpp"
+#include "strata/ps/managed_outbox.hpp"
+
+namespace strata::ps {
+
+template <class T, std::size_t N, class Apply>
+class TypedOps final : public ElementOps, public detail::UndoableState {
+ public:
+  using state_type = typename Apply::state_type;
+  /// An (int64 key, delta) record as the engine packs it: the delta at offset 8,
+  /// padded to 8 bytes.
+  static constexpr std::size_t kRecordBytes = sizeof(std::int64_t) + (sizeof(T) + 7) / 8 * 8;
+
+  TypedOps(DistArray<T, N>& target, Apply apply)
+      : ElementOps(sizeof(T), kRecordBytes, std::is_arithmetic_v<T>, std::is_integral_v<T>),
+        target_(&target),
+        apply_(std::move(apply)),
+        pending_(static_cast<std::size_t>(target.runtime().threads()), Pending{DeltaSet<T>(volume(target.shape()))}) {}
+
+  /// The per-write path: adds `delta` to element k (row-major) in this thread's set.
+  [[gnu::always_inline]] void add(std::int64_t k, const T& delta) {
+    pending_[static_cast<std::size_t>(detail::t_delta_set)].set.add(k, delta);
+    if constexpr (std::is_arithmetic_v<T>)
+      if (folding) [[unlikely]] fold(k, delta);
+  }
+  typename DeltaSet<T>::Slots thread_slots() const {
+    return pending_[static_cast<std::size_t>(detail::t_delta_set)].set.slots();
+  }
+  /// Elements with deltas waiting on this rank (counted per thread).
+  std::size_t pending() const {
+    std::size_t n = 0;
+    for (const auto& p : pending_) n += p.set.size();
+    return n;
+  }
+
+  // ---- ElementOps ----
+  std::size_t set_count() const override { return pending_.size(); }
+  void reset_sets(std::size_t n) override { pending_.resize(n, Pending{DeltaSet<T>(volume(target_->shape()))}); }
+  void drain(std::size_t from, std::size_t count, int part, int parts, DeltaSink& sink) override {
+    std::vector<DeltaSet<T>*> sets;
+    for (std::size_t t = from; t < from + count; ++t) sets.push_back(&pending_[t].set);
+    constexpr std::size_t kRun = 512;
+    std::vector<std::int64_t> keys(kRun);
+    std::vector<T> deltas(kRun);
+    std::size_t n = 0;
+    const auto give = [&] {
+      sink.take({keys.data(), reinterpret_cast<const std::byte*>(deltas.data()), n});
+      n = 0;
+    };
+    DeltaSet<T>::drain_part(std::span<DeltaSet<T>* const>(sets), part, parts, [&](std::int64_t k, const T& d) {
+      keys[n] = k;
+      deltas[n] = d;
+      if (++n == kRun) give();
+    });
+    if (n > 0) give();
+  }
+
+  const std::vector<IndexSet>& local_box() const override { return target_->local_box(); }
+  // The owners' per-element state lives in a DistArray laid out like the target, so
+  // it follows the target when a plan repartitions it (and shares its local offsets).
+  void prepare_apply() override {
+    if constexpr (!std::is_empty_v<state_type>) {  // apply::Sum keeps nothing
+      const Partition& p = target_->distribution_of().partition();
+      const detail::AnonymousArrays internal;  // created lazily: must not shift the ids of the user's arrays
+      if (!state_) state_.emplace(DistArray<state_type, N>::fill(target_->runtime(), target_->shape(), state_type{}, p));
+      else if (!(state_->distribution_of().partition() == p)) state_->repartition(p);
+    }
+  }
+  void apply(const std::int64_t* offsets, const std::byte* deltas, std::size_t stride, std::size_t n,
+             std::int64_t round) override {
+    T* values = target_->local_values().data();
+    if constexpr (std::is_empty_v<state_type>) {
+      state_type none;
+      for (std::size_t j = 0; j < n; ++j) {
+        T d;
+        std::memcpy(&d, deltas + j * stride, sizeof d);
+        apply::call(apply_, values[offsets[j]], none, d, round);
+      }
+    } else {
+      state_type* states = state_->local_values().data();
+      for (std::size_t j = 0; j < n; ++j) {
+        T d;
+        std::memcpy(&d, deltas + j * stride, sizeof d);
+        apply::call(apply_, values[offsets[j]], states[offsets[j]], d, round);
+      }
+    }
+  }
+  bool has_state() const override { return !std::is_empty_v<state_type>; }
+  detail::CheckpointSnapshot state_snapshot(Bytes storage) override {
+    if constexpr (std::is_empty_v<state_type>) {
+      STRATA_CHECK(false, "a Buffer without owner state was asked for its snapshot");
+      return {};
+    } else {
+      prepare_apply();
+      return state_->checkpoint_snapshot(std::move(storage));
+    }
+  }
+  std::function<void()> stage_state(const std::filesystem::path& dir) override {
+    if constexpr (std::is_empty_v<state_type>) {
+      return [] {};
+    } else {
+      prepare_apply();
+      return state_->stage_load(dir);
+    }
+  }
+  void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const override {
+    if constexpr (std::is_arithmetic_v<T>) {
+      for (std::size_t j = 0; j < n; ++j) {
+        T v;
+        std::memcpy(&v, values + j * stride, sizeof v);
+        out[j] = static_cast<double>(v);
+      }
+    } else {
+      STRATA_CHECK(false, "managed communication needs arithmetic elements");
+    }
+  }
+
+  void open_outbox(int threads, std::int64_t volume, const Consistency& c, std::size_t header_bytes,
+                   std::uint64_t seed) override {
+    if constexpr (std::is_arithmetic_v<T>)
+      outbox_ = std::make_unique<ManagedOutbox<T>>(threads, volume, c, header_bytes, kRecordBytes, seed);
+  }
+  void outbox_begin_run(Clock::time_point now) override {
+    if constexpr (std::is_arithmetic_v<T>) outbox_->begin_run(now);
+  }
+  void outbox_end_run(Clock::time_point now, RelaxedStats& stats) override {
+    if constexpr (std::is_arithmetic_v<T>) outbox_->end_run(now, stats);
+  }
+  void offer(int thread) override {
+    if constexpr (std::is_arithmetic_v<T>)
+      if (outbox_->wanted(thread))
+        outbox_->take_from(thread, [&](DeltaSet<T>& into) { pending_[static_cast<std::size_t>(thread)].set.move_into(into); });
+  }
+  void outbox_end_clock(const std::function<void()>& flush) override {
+    if constexpr (std::is_arithmetic_v<T>)
+      outbox_->end_clock([&](DeltaSet<T>& rest) {
+        rest.move_into(pending_.front().set);
+        flush();
+      });
+  }
+  void outbox_pump(Clock::time_point now, int me, const std::function<const std::byte*(std::int64_t)>& value_of,
+                   const std::function<int(std::int64_t)>& owner_of,
+                   const std::function<std::size_t(int, std::int64_t, const Bytes&)>& send) override {
+    if constexpr (std::is_arithmetic_v<T>) {
+      outbox_->pump(
+          now, me,
+          [&](std::int64_t k) -> std::optional<double> {
+            const std::byte* v = value_of(k);
+            if (!v) return std::nullopt;
+            T x;
+            std::memcpy(&x, v, sizeof x);
+            return static_cast<double>(x);
+          },
+          owner_of,
+          [&](int owner, std::int64_t clock, const std::vector<std::pair<std::int64_t, T>>& deltas) {
+            Bytes records(deltas.size() * kRecordBytes);
+            for (std::size_t j = 0; j < deltas.size(); ++j) {
+              std::memcpy(records.data() + j * kRecordBytes, &deltas[j].first, sizeof(std::int64_t));
+              std::memcpy(records.data() + j * kRecordBytes + sizeof(std::int64_t), &deltas[j].second, sizeof(T));
+            }
+            return send(owner, clock, records);
+          });
+    }
+  }
+
+ private:
+  // One per thread, on its own cache line.
+  struct alignas(64) Pending {
+    DeltaSet<T> set;
+  };
+
+  // Hybrid: the delta also goes, atomically, into the rank's cached copy (the
+  // rank's threads add concurrently and read without locks).
+  [[gnu::noinline]] void fold(std::int64_t k, const T& delta) {
+    if (T* unit = cache->unit<T>(k / cache->unit_len))
+      std::atomic_ref<T>(unit[k % cache->unit_len]).fetch_add(delta, std::memory_order_relaxed);
+  }
+
+  // Before a loop run the sets are almost always empty: then undoing is clearing.
+  void save_state() override {
+    saved_.clear();
+    if (pending() > 0) saved_ = pending_;
+  }
+  void restore_state() override {
+    if (saved_.empty()) {
+      for (auto& p : pending_) p.set.clear();
+    } else {
+      pending_ = saved_;
+    }
+  }
+
+  DistArray<T, N>* target_;
+  Apply apply_;
+  std::vector<Pending> pending_, saved_;
+  std::optional<DistArray<state_type, N>> state_;
+  std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
+};
+
+}  // namespace strata::ps

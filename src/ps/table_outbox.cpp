@@ -1,0 +1,27 @@
+// A relaxed table's managed communication (strata/ps/managed_outbox.hpp): the pump,
+// every turn of the Postman's loop while a run is on.
+#include <chrono>
+#include <cstring>
+
+#include "ps/ps_internal.hpp"
+
+namespace strata::ps {
+
+// Cached values rank the deltas, so the cache must hold still: under mu_.
+void Table::pump() {
+  std::lock_guard lock(mu_);
+  ops_.outbox_pump(
+      std::chrono::steady_clock::now(), postman_->rank(),
+      [&](std::int64_t k) -> const std::byte* { return cached_element(k); },
+      [&](std::int64_t k) { return geo_.owner_of(k); },
+      [&](int owner, std::int64_t clock, const Bytes& records) {
+        Bytes b(sizeof(Header) + records.size());
+        const Header h{kEarly, 0, clock, 0};
+        std::memcpy(b.data(), &h, sizeof h);
+        if (!records.empty()) std::memcpy(b.data() + sizeof h, records.data(), records.size());
+        postman_->send(owner, target_.array_id(), b);
+        return b.size();
+      });
+}
+
+}  // namespace strata::ps
