@@ -298,11 +298,6 @@ class DistArray : public detail::ArrayBase {
   std::function<void()> stage_load(const std::filesystem::path& dir) override;
   std::string type_tag() const override;
   std::uint64_t content_fingerprint() const override;
-  // Buffer (strata/buffer.hpp) checkpoints its owners' apply state, a DistArray it
-  // holds, through checkpoint_snapshot and stage_load on the typed array. Calling
-  // them through detail::ArrayBase there would make this friendship unnecessary.
-  template <class, std::size_t, class>
-  friend class Buffer;
 
   void recompute_strides() {
     std::int64_t stride = 1;

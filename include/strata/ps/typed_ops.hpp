@@ -112,7 +112,7 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
       return {};
     } else {
       prepare_apply();
-      return state_->checkpoint_snapshot(std::move(storage));
+      return static_cast<const detail::ArrayBase&>(*state_).checkpoint_snapshot(std::move(storage));
     }
   }
   std::function<void()> stage_state(const std::filesystem::path& dir) override {
@@ -120,7 +120,7 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
       return [] {};
     } else {
       prepare_apply();
-      return state_->stage_load(dir);
+      return static_cast<detail::ArrayBase&>(*state_).stage_load(dir);
     }
   }
   void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const override {
