@@ -2,17 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "metrics_file.hpp"
 #include "strata/error.hpp"
 #include "svg_plot.hpp"
 #include "temp_dir_fixture.hpp"
