@@ -5,7 +5,7 @@
 #include "strata/detail/registry.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 
 namespace strata::detail {
 namespace {

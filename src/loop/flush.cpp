@@ -4,7 +4,7 @@
 
 #include "loop/loop_internal.hpp"
 #include "strata/error.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 
 namespace strata::loop::detail {
 

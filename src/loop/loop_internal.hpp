@@ -13,7 +13,7 @@
 #include "strata/detail/stopwatch.hpp"
 #include "loop/plan.hpp"
 #include "strata/loop/parallel_for.hpp"  // the engine entry points
-#include "strata/loop/recorder.hpp"
+#include "loop/recorder.hpp"
 #include "strata/loop/call_hooks.hpp"
 
 namespace strata::loop::detail {

@@ -14,7 +14,7 @@
 #include "strata/analysis/conflict_groups.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 
 namespace strata::loop {
 namespace {

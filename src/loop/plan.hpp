@@ -19,8 +19,8 @@
 #include "strata/detail/array_base.hpp"
 #include "strata/loop/loop_options.hpp"
 #include "strata/loop/loop_report.hpp"
-#include "strata/loop/recorder.hpp"
-#include "strata/loop/schedule.hpp"
+#include "loop/recorder.hpp"
+#include "loop/schedule.hpp"
 
 namespace strata {
 

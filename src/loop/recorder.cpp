@@ -1,11 +1,11 @@
-#include "strata/loop/recorder.hpp"
+#include "loop/recorder.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop {

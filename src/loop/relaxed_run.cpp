@@ -7,7 +7,7 @@
 
 #include "strata/detail/cache_view.hpp"
 #include "strata/error.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 #include "strata/loop/call_hooks.hpp"
 
 namespace strata::loop::detail {

@@ -13,7 +13,7 @@
 
 #include "loop/plan.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/relaxed_base.hpp"
+#include "loop/relaxed_base.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::loop::detail {

@@ -1,4 +1,4 @@
-#include "strata/loop/schedule.hpp"
+#include "loop/schedule.hpp"
 
 #include <atomic>
 #include <chrono>

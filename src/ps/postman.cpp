@@ -1,4 +1,4 @@
-#include "strata/ps/postman.hpp"
+#include "ps/postman.hpp"
 
 #include <algorithm>
 #include <chrono>

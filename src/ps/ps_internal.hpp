@@ -32,11 +32,11 @@
 #include "ps/timing_log.hpp"
 #include "strata/detail/cache_view.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 #include "strata/ps/element_ops.hpp"
-#include "strata/ps/owner_history.hpp"
-#include "strata/ps/postman.hpp"
-#include "strata/loop/relaxed_base.hpp"
+#include "ps/owner_history.hpp"
+#include "ps/postman.hpp"
+#include "loop/relaxed_base.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::ps {

@@ -12,7 +12,7 @@
 #include "strata/error.hpp"
 #include "strata/io/files.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 #include "strata/relaxed.hpp"
 #include "strata/recovery/run_checkpoint.hpp"
 #include "strata/runtime.hpp"

@@ -5,9 +5,9 @@
 
 #include "strata/error.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/relaxed_base.hpp"
+#include "loop/relaxed_base.hpp"
 #include "strata/recovery/loop_calls.hpp"
-#include "strata/recovery/replayed_deltas.hpp"
+#include "recovery/replayed_deltas.hpp"
 
 // Referenced by the link options of `strata` (src/CMakeLists.txt), so that a static
 // link keeps this file, and with it the registration below, in every program.

@@ -11,7 +11,7 @@
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 #include "strata/detail/journaled_state.hpp"
 #include "strata/runtime.hpp"
 

@@ -1,4 +1,4 @@
-#include "strata/recovery/replayed_deltas.hpp"
+#include "recovery/replayed_deltas.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "strata/error.hpp"
 #include "strata/detail/array_base.hpp"
 #include "strata/detail/worker.hpp"
-#include "strata/loop/buffer_base.hpp"
+#include "loop/buffer_base.hpp"
 #include "strata/relaxed.hpp"
 
 namespace strata::recovery {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "strata/ps/owner_history.hpp"
+#include "ps/owner_history.hpp"
 
 namespace strata::ps {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "strata/loop/schedule.hpp"
+#include "loop/schedule.hpp"
 
 namespace strata::loop {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/loop/relaxed_base.hpp"
+#include "loop/relaxed_base.hpp"
 
 namespace strata::detail {
 
@@ -40,7 +40,7 @@ class BufferBase {
   /// Apply rounds so far (adaptive rules keep per-round state).
   virtual std::int64_t rounds() const { return 0; }
 
-  // Single-process replay (strata/recovery/replayed_deltas.hpp): one process plays
+  // Single-process replay (recovery/replayed_deltas.hpp): one process plays
   // every worker of the recorded run, so the Buffer keeps a delta set per recorded
   // worker and applies them as the recorded run's ranks and owners did.
   /// Keeps `workers` delta sets; a write goes to the one t_delta_set names.

@@ -20,7 +20,7 @@
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/subscript.hpp"
 #include "strata/detail/array_base.hpp"
-#include "strata/loop/relaxed_base.hpp"
+#include "loop/relaxed_base.hpp"
 
 namespace strata::loop {
 
