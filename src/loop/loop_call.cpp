@@ -133,7 +133,14 @@ LoopReport parallel_for_call(const SpaceView& space, const LoopBody& body, const
 }
 
 std::vector<std::int64_t> schedule_rows(const SpaceView& space, const LoopReport& report, std::int64_t clock_every) {
-  return schedule_rows(space, ReportAccess::plan(report), clock_every);
+  const Plan& plan = ReportAccess::plan(report);
+  // A call covered by a checkpoint, or replayed in its recorded order, ran no plan:
+  // its report has no schedule to give (every rank's report says so alike).
+  if (plan.skipped || plan.replayed)
+    throw OptionError(fmt::format("the loop call at {} was {}, so it has no schedule of its own", plan.loop_site,
+                                  plan.skipped ? "skipped (a resumed run restored what it left)"
+                                               : "replayed in its recorded order"));
+  return schedule_rows(space, plan, clock_every);
 }
 
 // Steps are the 2-D schedule's steps; in other plans the clocks of a relaxed run
