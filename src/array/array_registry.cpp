@@ -9,25 +9,22 @@
 #include "strata/detail/array_base.hpp"
 
 namespace strata::detail {
-namespace {
-RegistryOf<ArrayBase>& live_arrays() {
-  static RegistryOf<ArrayBase> r;
-  return r;
-}
-}  // namespace
 
 std::uint64_t ArrayBase::next_id() {
   static std::atomic<std::uint64_t> counter{0};
   return ++counter;
 }
 
-// A moved-to array takes over its source's id (replace); the source keeps id 0 and
-// withdraws without freeing the id.
+// Arrays are found by id only. A moved-to array takes over its source's id (replace);
+// the source keeps id 0, like the library's anonymous temporaries, and has nothing
+// to withdraw.
 void ArrayBase::enroll() {
-  if (id_ != 0) live_arrays().replace(this, id_);
+  if (id_ != 0) registry_of<ArrayBase>().replace(this, id_);
 }
 
-void ArrayBase::withdraw() { live_arrays().withdraw(this, id_); }
+void ArrayBase::withdraw() {
+  if (id_ != 0) registry_of<ArrayBase>().withdraw(this, id_);
+}
 
 std::string site_label(const std::source_location& where) {
   std::string_view file = where.file_name();
@@ -49,6 +46,6 @@ std::string array_label(std::uint64_t array_id) {
   return a ? array_label(*a) : "#" + std::to_string(array_id);
 }
 
-ArrayBase* ArrayBase::find_array(std::uint64_t id) { return live_arrays().find(id); }
+ArrayBase* ArrayBase::find_array(std::uint64_t id) { return registry_of<ArrayBase>().find(id); }
 
 }  // namespace strata::detail

@@ -8,24 +8,18 @@
 #include "loop/buffer_base.hpp"
 
 namespace strata::detail {
-namespace {
-RegistryOf<BufferBase>& live_buffers() {
-  static RegistryOf<BufferBase> r;
-  return r;
-}
-}  // namespace
 
 BufferBase::BufferBase(std::uint64_t array_id) : array_id_(array_id) {
-  if (!live_buffers().enroll(this, array_id))
+  if (!registry_of<BufferBase>().enroll(this, array_id))
     throw OptionError(fmt::format("array #{} already has a Buffer; one Buffer per array", array_id));
 }
 
-BufferBase::~BufferBase() { live_buffers().withdraw(this, array_id_); }
+BufferBase::~BufferBase() { registry_of<BufferBase>().withdraw(this, array_id_); }
 
 CheckpointSnapshot BufferBase::owner_state_snapshot(std::vector<std::byte> /*storage*/) {
   throw InternalError(fmt::format("array #{}: its Buffer keeps no owner state to checkpoint", array_id_));
 }
 
-BufferBase* BufferBase::find_buffer(std::uint64_t array_id) { return live_buffers().find(array_id); }
+BufferBase* BufferBase::find_buffer(std::uint64_t array_id) { return registry_of<BufferBase>().find(array_id); }
 
 }  // namespace strata::detail

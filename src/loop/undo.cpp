@@ -7,25 +7,19 @@
 #include "strata/error.hpp"
 
 namespace strata::detail {
-namespace {
-RegistryOf<UndoableState>& live_undoable_states() {
-  static RegistryOf<UndoableState> r;
-  return r;
-}
-}  // namespace
 
-UndoableState::UndoableState() { live_undoable_states().enroll(this); }
+UndoableState::UndoableState() { registry_of<UndoableState>().enroll(this); }
 
 UndoableState::UndoableState(const UndoableState&) : UndoableState() {}
 
-UndoableState::~UndoableState() { live_undoable_states().withdraw(this); }
+UndoableState::~UndoableState() { registry_of<UndoableState>().withdraw(this); }
 
 void UndoableState::save_all() {
-  for (auto* s : live_undoable_states().live()) s->save_state();
+  for (auto* s : registry_of<UndoableState>().live()) s->save_state();
 }
 
 void UndoableState::restore_all() {
-  for (auto* s : live_undoable_states().live()) s->restore_state();
+  for (auto* s : registry_of<UndoableState>().live()) s->restore_state();
 }
 
 RunSnapshot::RunSnapshot(const std::vector<ArrayBase*>& arrays) {

@@ -3,19 +3,13 @@
 #include "strata/detail/registry.hpp"
 
 namespace strata::detail {
-namespace {
-RegistryOf<JournaledState>& live_journaled_states() {
-  static RegistryOf<JournaledState> r;
-  return r;
-}
-}  // namespace
 
-JournaledState::JournaledState() { live_journaled_states().enroll(this); }
+JournaledState::JournaledState() { registry_of<JournaledState>().enroll(this); }
 
 JournaledState::JournaledState(const JournaledState&) : JournaledState() {}
 
-JournaledState::~JournaledState() { live_journaled_states().withdraw(this); }
+JournaledState::~JournaledState() { registry_of<JournaledState>().withdraw(this); }
 
-std::vector<JournaledState*> JournaledState::live() { return live_journaled_states().live(); }
+std::vector<JournaledState*> JournaledState::live() { return registry_of<JournaledState>().live(); }
 
 }  // namespace strata::detail

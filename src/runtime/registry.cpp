@@ -13,8 +13,7 @@ bool Registry::enroll(void* object, std::uint64_t key) {
 
 void Registry::replace(void* object, std::uint64_t key) {
   std::lock_guard lock(mu_);
-  if (std::find(order_.begin(), order_.end(), object) == order_.end()) order_.push_back(object);
-  if (key != 0) by_key_[key] = object;
+  by_key_[key] = object;
 }
 
 void Registry::withdraw(void* object, std::uint64_t key) {

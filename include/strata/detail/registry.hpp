@@ -16,8 +16,8 @@ class Registry {
   /// Enrols `object`, under `key` unless it is 0. False (and nothing enrolled) when
   /// another object holds the key.
   bool enroll(void* object, std::uint64_t key = 0);
-  /// Re-enrols `object` under `key`, replacing whatever held it (an array assigned
-  /// another's id).
+  /// Points `key` at `object`, replacing whatever held it (an array moved into takes
+  /// its source's id). Keyed this way only: the object is not in live().
   void replace(void* object, std::uint64_t key);
   /// Removes `object`; its key is freed only if it still holds it.
   void withdraw(void* object, std::uint64_t key = 0);
@@ -31,8 +31,7 @@ class Registry {
   std::unordered_map<std::uint64_t, void*> by_key_;
 };
 
-/// The typed face of a Registry of T (a function-local static in the .cpp of T's
-/// base class, so it outlives every static object that enrols).
+/// The typed face of a Registry of T.
 template <class T>
 class RegistryOf {
  public:
@@ -49,5 +48,13 @@ class RegistryOf {
  private:
   Registry registry_;
 };
+
+/// The process's registry of T, created on first use (so it outlives every static
+/// object that enrols).
+template <class T>
+RegistryOf<T>& registry_of() {
+  static RegistryOf<T> registry;
+  return registry;
+}
 
 }  // namespace strata::detail
