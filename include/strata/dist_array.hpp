@@ -8,14 +8,17 @@
 // Operations marked "collective" must be called by every rank in the same order.
 // Local accessors (at, row, find, for_each_local) touch only this rank's elements.
 //
-// The data-movement internals (routing, sorting, dense assembly, travel) are defined
-// in detail/dist_array_movement.hpp, included at the end.
+// The data movement (routing, sorting, dense assembly, travel) and checkpoints work
+// on bytes in src/array and src/io (detail/array_movement.hpp,
+// detail/array_checkpoint.hpp); the typed members here hand them the storage.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,12 +29,12 @@
 #include <fmt/format.h>
 
 #include "strata/array_reader.hpp"
+#include "strata/detail/array_checkpoint.hpp"
+#include "strata/detail/array_movement.hpp"
 #include "strata/detail/box.hpp"
-#include "strata/detail/collective_error.hpp"
 #include "strata/detail/histogram.hpp"
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/pack.hpp"
-#include "strata/detail/radix_sort.hpp"
 #include "strata/element.hpp"
 #include "strata/error.hpp"
 #include "strata/index.hpp"
@@ -42,13 +45,9 @@
 
 namespace strata {
 
-/// What to do when a sparse array receives the same index more than once.
-enum class Duplicates {
-  error,  ///< raise ShapeError naming the index
-  sum,    ///< add the values (arithmetic element types only)
-  first,  ///< keep the value that came first (file order when loading)
-  last,   ///< keep the value that came last
-};
+namespace detail {
+struct ArrayAccess;
+}  // namespace detail
 
 /// One element of a sparse array (or of a dense one, when listed).
 template <class T, std::size_t N>
@@ -101,12 +100,6 @@ class DistArray : public detail::ArrayBase {
   /// to their owners); unlisted elements are T{}. A later entry overwrites an earlier one.
   static DistArray dense_from_entries(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
                                       const Partition& p = Partition::range(0));
-
-  /// A dense array assembled from pieces whose boxes every rank can compute:
-  /// piece id -> box. Used by repartitioning and by checkpoint loading.
-  static DistArray assemble_dense(Runtime& rt, const Shape<N>& shape, const Partition& p,
-                                  const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
-                                  const std::function<std::vector<IndexSet>(std::int64_t)>& box_of);
 
   // ---- shape and placement --------------------------------------------------
 
@@ -275,6 +268,7 @@ class DistArray : public detail::ArrayBase {
  private:
   template <class, std::size_t>
   friend class DistArray;
+  friend struct detail::ArrayAccess;
 
   DistArray(Runtime& rt, const Shape<N>& shape, const Partition& p, bool sparse)
       : rt_(&rt), shape_(shape), dist_(p, shape_vector_of(shape), rt.size()), sparse_(sparse) {
@@ -294,10 +288,62 @@ class DistArray : public detail::ArrayBase {
   void travel_begin() override;
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
   void travel_drop() override;
-  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override;
+  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override {
+    return detail::snapshot_of_part(checkpoint_manifest(checkpoint_type_tag<T>(), detail::array_label(*this)),
+                                    std::move(storage), key_bytes(), std::as_bytes(local_values()));
+  }
   std::function<void()> stage_load(const std::filesystem::path& dir) override;
-  std::string type_tag() const override;
-  std::uint64_t content_fingerprint() const override;
+  std::string type_tag() const override { return checkpoint_type_tag<T>(); }
+  std::uint64_t content_fingerprint() const override {
+    return detail::content_fingerprint_of(rt_->comm(), shape_vector(), sparse_, box_,
+                                          std::span<const std::int64_t>(reinterpret_cast<const std::int64_t*>(keys_.data()), keys_.size() * N),
+                                          std::as_bytes(local_values()), sizeof(T));
+  }
+
+  // ---- the storage as the byte-level engine sees it (detail/array_movement.hpp) ----
+
+  // Where an entry's value lies: after its N subscripts, at T's alignment.
+  static constexpr detail::RecordLayout record_layout() {
+    constexpr std::size_t index_bytes = sizeof(Index<N>);
+    constexpr std::size_t value_offset = (index_bytes + alignof(T) - 1) / alignof(T) * alignof(T);
+    static_assert(value_offset + sizeof(T) <= sizeof(entry_type));
+    return {static_cast<int>(N), sizeof(entry_type), value_offset, sizeof(T)};
+  }
+
+  // Duplicates::sum's addition, for element types that have +=.
+  static detail::AddValue add_value() {
+    if constexpr (requires(T a, const T b) { a += b; }) {
+      return [](std::byte* to, const std::byte* from) {
+        T a, b;
+        std::memcpy(&a, to, sizeof(T));
+        std::memcpy(&b, from, sizeof(T));
+        a += b;
+        std::memcpy(to, &a, sizeof(T));
+      };
+    } else {
+      return nullptr;
+    }
+  }
+
+  std::span<const std::byte> key_bytes() const { return std::as_bytes(std::span<const Index<N>>(keys_)); }
+
+  detail::CheckpointManifest checkpoint_manifest(const std::string& type_tag, const std::string& label) const {
+    return detail::array_manifest(valid(), sizeof(T), type_tag, shape_vector(), sparse_, dist_, nnz(), label);
+  }
+
+  // A dense array assembled from pieces whose boxes every rank can compute: piece id
+  // -> box. Used by repartitioning and by travelling rows going home.
+  static DistArray assemble_dense(Runtime& rt, const Shape<N>& shape, const Partition& p,
+                                  std::span<const detail::DensePiece> pieces, const detail::BoxOfPiece& box_of) {
+    DistArray a(rt, shape, p, false);
+    a.allocate_dense();
+    detail::place_dense_pieces(rt.comm(), a.dist_, a.box_, pieces, box_of, sizeof(T),
+                               std::as_writable_bytes(std::span<T>(a.dense_)));
+    return a;
+  }
+
+  // The array a checkpoint holds (read and verified), following `p`.
+  static DistArray from_checkpoint(Runtime& rt, detail::CheckpointRead&& read, const Partition& p);
 
   void recompute_strides() {
     std::int64_t stride = 1;
@@ -317,7 +363,10 @@ class DistArray : public detail::ArrayBase {
 
   // Collective: raises one ShapeError on every rank if any rank's entry lies outside `shape`.
   static void check_in_bounds(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
-                              const char* what);
+                              const char* what) {
+    detail::check_records_in_bounds(rt.comm(), shape_vector_of(shape), record_layout(),
+                                    std::as_bytes(std::span<const entry_type>(entries)), what);
+  }
 
   // Zeroed storage for the local box, on huge pages where the system allows: loop
   // bodies reach the rows of large arrays (factor matrices) at random, and with 4 KiB
@@ -449,21 +498,33 @@ class DistArray : public detail::ArrayBase {
 
   // Sends every entry to the rank that owns its index; returns what this rank
   // received, grouped by source rank in rank order.
-  std::vector<entry_type> route_entries(std::vector<entry_type> entries) const;
+  std::vector<entry_type> route_entries(std::vector<entry_type> entries) const {
+    if (rt_->size() == 1) return entries;
+    std::vector<entry_type> out;
+    detail::route_records(
+        rt_->comm(), dist_, record_layout(), std::as_bytes(std::span<const entry_type>(entries)),
+        [&] { entries = {}; },
+        [&](std::size_t n) {
+          out.resize(n);
+          return reinterpret_cast<std::byte*>(out.data());
+        });
+    return out;
+  }
 
   // Sorts received sparse entries by index (stable: arrival order breaks ties),
   // resolves duplicates and stores them.
-  void absorb_entries(std::vector<entry_type> in, Duplicates dup);
-
-  // Appends n sorted elements to keys_/values_, merging equal indices per `dup`.
-  template <class SameAsPrevious, class KeyAt, class ValueAt>
-  void store_sorted(std::size_t n, SameAsPrevious same_as_previous, KeyAt key_at, ValueAt value_at, Duplicates dup);
-
-  // Dense routing: each piece is (id, elements of box_of(id) in box order). The
-  // receiver recomputes the intersection of the piece's box with its own, so no
-  // indices travel, only values.
-  void receive_pieces(const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
-                      const std::function<std::vector<IndexSet>(std::int64_t)>& box_of);
+  void absorb_entries(std::vector<entry_type> in, Duplicates dup) {
+    keys_.clear();
+    values_.clear();
+    global_nnz_ = detail::absorb_records(
+        rt_->comm(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)), dup,
+        add_value(), [&] { in = {}; },
+        [&](std::size_t n) {
+          keys_ = detail::make_huge<Index<N>>(n);
+          values_ = detail::make_huge<T>(n);
+          return std::pair(reinterpret_cast<std::byte*>(keys_.data()), reinterpret_cast<std::byte*>(values_.data()));
+        });
+  }
 
   Runtime* rt_ = nullptr;
   Shape<N> shape_{};
@@ -485,5 +546,4 @@ class DistArray : public detail::ArrayBase {
 
 #include "strata/detail/dist_array_collectives.hpp"
 #include "strata/detail/dist_array_movement.hpp"
-#include "strata/io/checkpoint.hpp"  // DistArray::checkpoint_snapshot and stage_load
 #include "strata/detail/dist_array_instances.hpp"

@@ -9,7 +9,9 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <type_traits>
+#include <typeinfo>
 
 namespace strata {
 
@@ -28,5 +30,32 @@ struct ElementTraits<std::array<S, K>> {
   using scalar = S;
   static void set(std::array<S, K>& e, std::size_t c, scalar v) { e[c] = v; }
 };
+
+template <class T>
+struct ElementTag {
+  static std::string get() {
+    if constexpr (std::is_same_v<T, bool>)
+      return "bool";
+    else if constexpr (std::is_floating_point_v<T>)
+      return "f" + std::to_string(8 * sizeof(T));
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return "i" + std::to_string(8 * sizeof(T));
+    else if constexpr (std::is_integral_v<T>)
+      return "u" + std::to_string(8 * sizeof(T));
+    else
+      return typeid(T).name();
+  }
+};
+template <class S, std::size_t K>
+struct ElementTag<std::array<S, K>> {
+  static std::string get() { return ElementTag<S>::get() + "[" + std::to_string(K) + "]"; }
+};
+
+/// The type tag checkpoints record for element type T unless the caller passes its
+/// own: "f32", "i64", "u8", "f32[4]" for std::array<float, 4>, else typeid(T).name().
+template <class T>
+std::string checkpoint_type_tag() {
+  return ElementTag<T>::get();
+}
 
 }  // namespace strata

@@ -93,6 +93,8 @@ constexpr Rule kRules[] = {
     // ArrayBase (DistArray's type-erased face), At subscripts and the access-observer
     // hook the loop engine implements.
     {"include/strata/detail/array_base.hpp", Layer::array},
+    {"include/strata/detail/array_checkpoint.hpp", Layer::array},
+    {"include/strata/detail/array_movement.hpp", Layer::array},
     {"include/strata/partition.hpp", Layer::array},
     {"include/strata/detail/box.hpp", Layer::array},
     // The view of a relaxed array's cache that DistArray's accessors and ArrayReader

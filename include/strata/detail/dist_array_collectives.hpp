@@ -1,6 +1,6 @@
-// Out-of-class definitions of DistArray's creation from entries and its collective
-// operations (map, repartition, randomize, gather, fingerprints). Included at the
-// end of dist_array.hpp.
+// Out-of-class definitions of DistArray's creation and its collective operations
+// (map, repartition, randomize, gather): the typed steps, over the byte-level movement
+// of src/array. Included at the end of dist_array.hpp.
 #pragma once
 
 namespace strata {
@@ -37,16 +37,6 @@ DistArray<T, N> DistArray<T, N>::randn(Runtime& rt, const Shape<N>& shape, doubl
   static_assert(ElementTraits<T>::random_fillable, "randn needs arithmetic elements or arrays of them");
   const CounterRng rng(seed ? *seed : rt.next_seed());
   return random_fill(rt, shape, p, [&](std::uint64_t c) { return mean + stddev * rng.normal(c); });
-}
-
-template <class T, std::size_t N>
-DistArray<T, N> DistArray<T, N>::assemble_dense(Runtime& rt, const Shape<N>& shape, const Partition& p,
-                                const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
-                                const std::function<std::vector<IndexSet>(std::int64_t)>& box_of) {
-  DistArray a(rt, shape, p, false);
-  a.allocate_dense();
-  a.receive_pieces(pieces, box_of);
-  return a;
 }
 
 template <class T, std::size_t N>
@@ -90,23 +80,6 @@ DistArray<T, N> DistArray<T, N>::random_fill(Runtime& rt, const Shape<N>& shape,
 }
 
 template <class T, std::size_t N>
-std::uint64_t DistArray<T, N>::content_fingerprint() const {
-  std::uint64_t sum = 0;
-  for_each_local([&](const Index<N>& i, const T& v) {
-    std::uint64_t h = mix64(static_cast<std::uint64_t>(linearize(i, shape_)) + 0x243F6A8885A308D3ULL);
-    unsigned char bytes[sizeof(T)];
-    std::memcpy(bytes, &v, sizeof(T));
-    for (std::size_t at = 0; at < sizeof(T); at += 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, bytes + at, std::min<std::size_t>(8, sizeof(T) - at));
-      h = mix64(h ^ word);
-    }
-    sum += h;
-  });
-  return rt_->comm().allreduce(sum, ReduceOp::sum);
-}
-
-template <class T, std::size_t N>
 template <class F>
 auto DistArray<T, N>::map(F&& f) const {
   using U = std::remove_cvref_t<decltype(call_map(f, std::declval<const Index<N>&>(), std::declval<const T&>()))>;
@@ -147,10 +120,11 @@ void DistArray<T, N>::repartition(const Partition& p) {
     return;
   }
   const Distribution old = dist_;
-  std::vector<std::pair<std::int64_t, std::vector<T>>> pieces;
-  pieces.emplace_back(rt_->rank(), std::move(dense_));
+  const std::vector<T> mine = std::move(dense_);
+  const detail::DensePiece piece{rt_->rank(), std::as_bytes(std::span<const T>(mine))};
   const detail::AnonymousArrays temporary;
-  *this = assemble_dense(*rt_, shape_, p, pieces, [&](std::int64_t r) { return old.box(static_cast<int>(r)); });
+  *this = assemble_dense(*rt_, shape_, p, std::span(&piece, 1),
+                         [&](std::int64_t r) { return old.box(static_cast<int>(r)); });
 }
 
 template <class T, std::size_t N>
@@ -179,17 +153,9 @@ std::vector<std::vector<std::int64_t>> DistArray<T, N>::randomize(const std::vec
 template <class T, std::size_t N>
 std::vector<T> DistArray<T, N>::gather() const {
   if (sparse_) throw ShapeError("gather() needs a dense array; use gather_entries()");
-  Bytes mine;
-  detail::append_span<T>(mine, dense_);
-  const auto all = rt_->comm().allgatherv(mine);
   std::vector<T> out(static_cast<std::size_t>(volume(shape_)));
-  for (int r = 0; r < rt_->size(); ++r) {
-    const auto part = detail::as_vector<T>(all[static_cast<std::size_t>(r)]);
-    std::size_t k = 0;
-    detail::for_each_in_box<N>(dist_.box(r), [&](const Index<N>& i) {
-      out[static_cast<std::size_t>(linearize(i, shape_))] = part[k++];
-    });
-  }
+  detail::gather_dense(rt_->comm(), dist_, std::as_bytes(std::span<const T>(dense_)), sizeof(T),
+                       std::as_writable_bytes(std::span<T>(out)));
   return out;
 }
 
@@ -215,16 +181,6 @@ std::vector<std::int64_t> DistArray<T, N>::random_permutation(std::int64_t n, st
   for (std::int64_t k = n - 1; k > 0; --k)
     std::swap(perm[static_cast<std::size_t>(k)], perm[rs.below(static_cast<std::uint64_t>(k + 1))]);
   return perm;
-}
-
-template <class T, std::size_t N>
-void DistArray<T, N>::check_in_bounds(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
-                            const char* what) {
-  detail::all_or_none(rt.comm(), [&] {
-    for (const auto& e : entries)
-      if (!in_bounds(e.index, shape))
-        throw ShapeError(fmt::format("{}: index {} is outside shape {}", what, to_string(e.index), to_string(shape)));
-  });
 }
 
 template <class T, std::size_t N>

@@ -1,6 +1,6 @@
-// Out-of-class definitions of DistArray's data movement: routing entries to their
-// owners, sorting and merging what arrives, assembling dense pieces, and the
-// travelling layout 2-D loops use. Included at the end of dist_array.hpp.
+// Out-of-class definitions of DistArray's travelling layout (2-D loops) and its
+// loading from checkpoints: thin typed steps over the byte-level movement in
+// src/array and src/io. Included at the end of dist_array.hpp.
 #pragma once
 
 namespace strata {
@@ -18,26 +18,24 @@ void DistArray<T, N>::travel_begin() {
 }
 
 template <class T, std::size_t N>
-void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows,
-                                 const std::vector<int>& held) {
+void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) {
   const std::int64_t row_elems = shape_[0] > 0 ? volume(shape_) / shape_[0] : 0;
-  std::vector<std::pair<std::int64_t, std::vector<T>>> pieces;
+  const std::span<const std::byte> all = std::as_bytes(std::span<const T>(dense_));
+  std::vector<detail::DensePiece> pieces;
   for (int b : held) {
-    const auto begin = static_cast<std::size_t>(rows[static_cast<std::size_t>(b)] * row_elems);
-    const auto end = static_cast<std::size_t>(rows[static_cast<std::size_t>(b) + 1] * row_elems);
-    pieces.emplace_back(b, std::vector<T>(dense_.begin() + static_cast<std::ptrdiff_t>(begin),
-                                          dense_.begin() + static_cast<std::ptrdiff_t>(end)));
+    const auto begin = static_cast<std::size_t>(rows[static_cast<std::size_t>(b)] * row_elems) * sizeof(T);
+    const auto end = static_cast<std::size_t>(rows[static_cast<std::size_t>(b) + 1] * row_elems) * sizeof(T);
+    pieces.push_back({b, all.subspan(begin, end - begin)});
   }
-  dense_ = {};
   const Shape<N> shape = shape_;
   const detail::AnonymousArrays temporary;
-  *this = assemble_dense(*rt_, shape, travel_partition_, pieces, [&](std::int64_t b) {
+  DistArray home = assemble_dense(*rt_, shape, travel_partition_, pieces, [&](std::int64_t b) {
     std::vector<IndexSet> box;
     for (auto e : shape) box.push_back(IndexSet::range(0, e));
-    box[0] =
-        IndexSet::range(rows[static_cast<std::size_t>(b)], rows[static_cast<std::size_t>(b) + 1]);
+    box[0] = IndexSet::range(rows[static_cast<std::size_t>(b)], rows[static_cast<std::size_t>(b) + 1]);
     return box;
   });
+  *this = std::move(home);
   // Back in the partition it had before travelling: the same structure, so plans
   // that use this array stay valid.
   restore_structure_version(travel_version_);
@@ -51,146 +49,64 @@ void DistArray<T, N>::travel_drop() {
   mine.allocate_dense();
   std::vector<IndexSet> whole;
   for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
-  const detail::BoxOverlap<N> ov(whole, mine.box_);
-  ov.for_each([&](std::int64_t src, std::int64_t dst) {
-    mine.dense_[static_cast<std::size_t>(dst)] = full[static_cast<std::size_t>(src)];
-  });
+  detail::copy_box_overlap(whole, std::as_bytes(std::span<const T>(full)), mine.box_,
+                           std::as_writable_bytes(std::span<T>(mine.dense_)), sizeof(T));
   *this = std::move(mine);
   restore_structure_version(travel_version_);
 }
 
 template <class T, std::size_t N>
-std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<Entry<T, N>> entries) const {
-  const int P = rt_->size();
-  std::vector<entry_type> out;
-  if (P == 1) return entries;
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(P), 0);
-  std::vector<int> owner(entries.size());
-  for (std::size_t k = 0; k < entries.size(); ++k) {
-    owner[k] = dist_.owner(entries[k].index.data());
-    ++counts[static_cast<std::size_t>(owner[k])];
+DistArray<T, N> DistArray<T, N>::from_checkpoint(Runtime& rt, detail::CheckpointRead&& read, const Partition& p) {
+  const detail::CheckpointManifest& m = read.manifest;
+  Shape<N> shape{};
+  std::copy(m.shape.begin(), m.shape.end(), shape.begin());
+  if (m.sparse) {
+    std::vector<entry_type> entries(detail::sparse_entries_in(read));
+    detail::unpack_sparse_parts(read, record_layout(), reinterpret_cast<std::byte*>(entries.data()));
+    return sparse(rt, shape, std::move(entries), Duplicates::error, p);
   }
-  std::vector<Bytes> send(static_cast<std::size_t>(P));
-  for (int r = 0; r < P; ++r)
-    send[static_cast<std::size_t>(r)].reserve(
-        static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]) * sizeof(entry_type));
-  for (std::size_t k = 0; k < entries.size(); ++k)
-    detail::append(send[static_cast<std::size_t>(owner[k])], entries[k]);
-  entries = {};  // release before receiving: loads are memory-bound
-  auto recv = rt_->comm().alltoallv(send);
-  send = {};
-  std::size_t total = 0;
-  for (const auto& part : recv) total += part.size() / sizeof(entry_type);
-  out.resize(total);
-  std::size_t at = 0;
-  for (auto& part : recv) {
-    if (!part.empty()) std::memcpy(static_cast<void*>(out.data() + at), part.data(), part.size());
-    at += part.size() / sizeof(entry_type);
-    part = {};
-  }
-  return out;
+  DistArray a(rt, shape, p, false);
+  a.allocate_dense();
+  detail::place_dense_parts(rt.comm(), read, a.dist_, a.box_, sizeof(T),
+                            std::as_writable_bytes(std::span<T>(a.dense_)));
+  return a;
 }
 
 template <class T, std::size_t N>
-void DistArray<T, N>::absorb_entries(std::vector<Entry<T, N>> in, Duplicates dup) {
-  keys_.clear();
-  values_.clear();
-  // A duplicate found on one rank must stop every rank, not leave them waiting.
-  detail::all_or_none(rt_->comm(), [&] {
-    long double vol = 1;
-    for (auto e : shape_) vol *= static_cast<long double>(std::max<std::int64_t>(e, 1));
-    if (vol < 0x1p63L) {
-      // Radix sort on the row-major position (it fits in 64 bits almost always).
-      auto items = detail::make_huge<detail::KeyedValue<T>>(in.size());
-      for (std::size_t k = 0; k < in.size(); ++k)
-        items[k] = {static_cast<std::uint64_t>(linearize(in[k].index, shape_)), in[k].value};
-      in = {};
-      detail::radix_sort(items);
-      store_sorted(
-          items.size(), [&](std::size_t k) { return k > 0 && items[k].key == items[k - 1].key; },
-          [&](std::size_t k) {
-            return delinearize(static_cast<std::int64_t>(items[k].key), shape_);
-          },
-          [&](std::size_t k) -> const T& { return items[k].value; }, dup);
-    } else {
-      std::stable_sort(in.begin(), in.end(),
-                       [](const auto& a, const auto& b) { return a.index < b.index; });
-      store_sorted(
-          in.size(), [&](std::size_t k) { return k > 0 && in[k].index == in[k - 1].index; },
-          [&](std::size_t k) { return in[k].index; },
-          [&](std::size_t k) -> const T& { return in[k].value; }, dup);
-    }
-  });
-  global_nnz_ = rt_->comm().allreduce(static_cast<std::int64_t>(keys_.size()), ReduceOp::sum);
+std::function<void()> DistArray<T, N>::stage_load(const std::filesystem::path& dir) {
+  std::shared_ptr<DistArray> loaded;
+  {
+    const detail::AnonymousArrays temporary;  // carries data only; keeps this array's id
+    auto read = detail::read_checkpoint(rt_->comm(), dir, {sizeof(T), checkpoint_type_tag<T>(), N});
+    const Partition p = read.manifest.partition_for(rt_->size());
+    loaded = std::make_shared<DistArray>(from_checkpoint(*rt_, std::move(read), p));
+  }
+  if (loaded->shape() != shape_)
+    throw CheckpointError(fmt::format("{}: holds an array of shape [{}], but {} has shape [{}]", dir.string(),
+                                      fmt::join(loaded->shape(), ", "), detail::array_label(*this),
+                                      fmt::join(shape_, ", ")));
+  return [this, loaded] { *this = std::move(*loaded); };
 }
 
-template <class T, std::size_t N>
-template <class SameAsPrevious, class KeyAt, class ValueAt>
-void DistArray<T, N>::store_sorted(std::size_t n, SameAsPrevious same_as_previous, KeyAt key_at,
-                                   ValueAt value_at, Duplicates dup) {
-  detail::reserve_huge(keys_, n);
-  detail::reserve_huge(values_, n);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (same_as_previous(k)) {
-      switch (dup) {
-        case Duplicates::error:
-          throw ShapeError(fmt::format("index {} appears more than once", to_string(key_at(k))));
-        case Duplicates::sum:
-          if constexpr (requires(T a, T b) { a += b; })
-            values_.back() += value_at(k);
-          else
-            throw ShapeError("Duplicates::sum needs an element type with +=");
-          break;
-        case Duplicates::first:
-          break;
-        case Duplicates::last:
-          values_.back() = value_at(k);
-          break;
-      }
-      continue;
-    }
-    const Index<N> i = key_at(k);
-    keys_.push_back(i);
-    values_.push_back(value_at(k));
-  }
-}
+namespace detail {
 
-template <class T, std::size_t N>
-void DistArray<T, N>::receive_pieces(
-    const std::vector<std::pair<std::int64_t, std::vector<T>>>& pieces,
-    const std::function<std::vector<IndexSet>(std::int64_t)>& box_of) {
-  const int P = rt_->size();
-  std::vector<Bytes> send(static_cast<std::size_t>(P));
-  for (const auto& [id, data] : pieces) {
-    const auto src_box = box_of(id);
-    for (int r = 0; r < P; ++r) {
-      const auto dst_box = dist_.box(r);
-      const detail::BoxOverlap<N> ov(src_box, dst_box);
-      if (ov.empty()) continue;
-      Bytes& out = send[static_cast<std::size_t>(r)];
-      detail::append(out, id);
-      const std::size_t at = out.size();
-      out.resize(at + static_cast<std::size_t>(ov.volume()) * sizeof(T));
-      T* dst = reinterpret_cast<T*>(out.data() + at);
-      ov.for_each([&](std::int64_t src_pos, std::int64_t) {
-        *dst++ = data[static_cast<std::size_t>(src_pos)];
-      });
-    }
+/// What the typed checkpoint API (strata/io/checkpoint.hpp) reaches inside DistArray.
+struct ArrayAccess {
+  template <class T, std::size_t N>
+  static CheckpointManifest manifest_of(const DistArray<T, N>& a, const std::string& type_tag,
+                                        const std::filesystem::path& dir) {
+    return a.checkpoint_manifest(type_tag, dir.string());
   }
-  const auto recv = rt_->comm().alltoallv(send);
-  for (const auto& buf : recv) {
-    detail::Reader in(buf);
-    while (in.remaining() > 0) {
-      const auto id = in.get<std::int64_t>();
-      const detail::BoxOverlap<N> ov(box_of(id), box_);
-      std::vector<T> values(static_cast<std::size_t>(ov.volume()));
-      in.get_span(std::span(values));
-      std::size_t k = 0;
-      ov.for_each([&](std::int64_t, std::int64_t dst_pos) {
-        dense_[static_cast<std::size_t>(dst_pos)] = values[k++];
-      });
-    }
+  template <class T, std::size_t N>
+  static std::span<const std::byte> key_bytes(const DistArray<T, N>& a) {
+    return a.key_bytes();
   }
-}
+  template <class T, std::size_t N>
+  static DistArray<T, N> from_checkpoint(Runtime& rt, CheckpointRead&& read, const Partition& p) {
+    return DistArray<T, N>::from_checkpoint(rt, std::move(read), p);
+  }
+};
+
+}  // namespace detail
 
 }  // namespace strata

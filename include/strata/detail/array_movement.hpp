@@ -1,0 +1,104 @@
+// DistArray's data movement on bytes. The typed DistArray<T, N> hands its storage to
+// these functions as spans of bytes with the element size and the record layout;
+// they are compiled once, in src/array/, rather than once per element type and
+// dimension count in every translation unit that names a DistArray.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/comm.hpp"
+#include "strata/partition.hpp"
+
+namespace strata {
+
+/// What to do when a sparse array receives the same index more than once.
+enum class Duplicates {
+  error,  ///< raise ShapeError naming the index
+  sum,    ///< add the values (arithmetic element types only)
+  first,  ///< keep the value that came first (file order when loading)
+  last,   ///< keep the value that came last
+};
+
+}  // namespace strata
+
+namespace strata::detail {
+
+/// One dense piece: the elements of box_of(id), row-major in that box, as bytes.
+struct DensePiece {
+  std::int64_t id = 0;
+  std::span<const std::byte> bytes;
+};
+using BoxOfPiece = std::function<std::vector<IndexSet>(std::int64_t)>;
+
+/// Collective: every rank's dense box (`local`, in box order) put together into
+/// `whole`, the full array row-major, on every rank.
+void gather_dense(Comm& comm, const Distribution& dist, std::span<const std::byte> local,
+                  std::size_t element_size, std::span<std::byte> whole);
+
+/// Collective: puts the pieces any rank holds where `dist` places them. `mine` is this
+/// rank's dense storage, box `my_box`. The receiver recomputes the intersection of a
+/// piece's box with its own, so only values travel, not indices.
+void place_dense_pieces(Comm& comm, const Distribution& dist, const std::vector<IndexSet>& my_box,
+                        std::span<const DensePiece> pieces, const BoxOfPiece& box_of,
+                        std::size_t element_size, std::span<std::byte> mine);
+
+/// Local: copies the elements common to boxes `from` and `to` from `src` (box `from`,
+/// row-major) to `dst` (box `to`, row-major).
+void copy_box_overlap(const std::vector<IndexSet>& from, std::span<const std::byte> src,
+                      const std::vector<IndexSet>& to, std::span<std::byte> dst, std::size_t element_size);
+
+/// How an entry (strata::Entry<T, N>) lies in memory: N int64 subscripts at offset 0,
+/// the value at `value_offset`.
+struct RecordLayout {
+  int dims = 0;
+  std::size_t record_size = 0;
+  std::size_t value_offset = 0;
+  std::size_t value_size = 0;
+};
+
+/// Collective: sends every record to the rank that owns its index under `dist`.
+/// `release_input` runs once the records are packed (loads are memory-bound), then
+/// `output(count)` gives room for the count records received, which are written
+/// grouped by source rank in rank order.
+void route_records(Comm& comm, const Distribution& dist, const RecordLayout& layout,
+                   std::span<const std::byte> records, const std::function<void()>& release_input,
+                   const std::function<std::byte*(std::size_t)>& output);
+
+/// Adds the value at `from` into the value at `to`; nullptr for element types without +=.
+using AddValue = void (*)(std::byte* to, const std::byte* from);
+
+/// Where absorb_records writes its result: room for `count` keys (N int64 each) and
+/// `count` values.
+using SparseOutput = std::function<std::pair<std::byte*, std::byte*>(std::size_t count)>;
+
+/// Collective: sorts the received records by index (stably: arrival order breaks
+/// ties), merges equal indices per `dup` and writes keys and values through
+/// `output`. A duplicate under Duplicates::error on any rank raises the same
+/// ShapeError on every rank. `release_input` runs once the records are no longer
+/// needed. Returns the number of stored elements summed over ranks.
+std::int64_t absorb_records(Comm& comm, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+                            std::span<const std::byte> records, Duplicates dup, AddValue add,
+                            const std::function<void()>& release_input, const SparseOutput& output);
+
+/// Collective: raises one ShapeError on every rank if any rank's record lies outside
+/// `shape`; `what` names the operation in the message.
+void check_records_in_bounds(Comm& comm, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+                             std::span<const std::byte> records, const char* what);
+
+/// Collective: a fingerprint of indices and values that does not depend on the
+/// partition (a sum of per-element hashes). Dense: `values` in the order of `box`;
+/// sparse (`keys` not empty or `sparse`): one key per value.
+std::uint64_t content_fingerprint_of(Comm& comm, const std::vector<std::int64_t>& shape, bool sparse,
+                                     const std::vector<IndexSet>& box, std::span<const std::int64_t> keys,
+                                     std::span<const std::byte> values, std::size_t element_size);
+
+/// "(3, 4)": an index as messages print it.
+std::string index_label(std::span<const std::int64_t> index);
+
+}  // namespace strata::detail

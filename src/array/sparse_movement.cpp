@@ -1,0 +1,216 @@
+// Sparse data movement on bytes: routing entries to the ranks that own their
+// indices, and sorting what arrives into a sparse array's keys and values.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "strata/detail/array_movement.hpp"
+#include "strata/detail/collective_error.hpp"
+#include "strata/detail/huge_pages.hpp"
+#include "strata/detail/radix_sort.hpp"
+#include "strata/error.hpp"
+#include "strata/index.hpp"
+
+namespace strata::detail {
+
+namespace {
+
+constexpr int kMaxDims = 4;
+
+// The subscripts of record k (they lie at its start).
+std::array<std::int64_t, kMaxDims> index_of(const std::byte* record, int dims) {
+  std::array<std::int64_t, kMaxDims> i{};
+  std::memcpy(i.data(), record, static_cast<std::size_t>(dims) * sizeof(std::int64_t));
+  return i;
+}
+
+std::uint64_t linear_of(const std::array<std::int64_t, kMaxDims>& i, const std::vector<std::int64_t>& shape) {
+  std::uint64_t k = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    k = k * static_cast<std::uint64_t>(shape[d]) + static_cast<std::uint64_t>(i[d]);
+  return k;
+}
+
+void write_index_of(std::uint64_t k, const std::vector<std::int64_t>& shape, std::byte* out) {
+  std::array<std::int64_t, kMaxDims> i{};
+  for (std::size_t d = shape.size(); d-- > 1;) {
+    i[d] = static_cast<std::int64_t>(k % static_cast<std::uint64_t>(shape[d]));
+    k /= static_cast<std::uint64_t>(shape[d]);
+  }
+  i[0] = static_cast<std::int64_t>(k);
+  std::memcpy(out, i.data(), shape.size() * sizeof(std::int64_t));
+}
+
+// Merges the value at `from` into the stored value at `to`, for a repeated index.
+void merge_duplicate(std::byte* to, const std::byte* from, std::size_t size, Duplicates dup, AddValue add,
+                     std::span<const std::int64_t> index) {
+  switch (dup) {
+    case Duplicates::error:
+      throw ShapeError(fmt::format("index {} appears more than once", index_label(index)));
+    case Duplicates::sum:
+      if (!add) throw ShapeError("Duplicates::sum needs an element type with +=");
+      add(to, from);
+      return;
+    case Duplicates::first:
+      return;
+    case Duplicates::last:
+      std::memcpy(to, from, size);
+      return;
+  }
+}
+
+// Records sorted by their row-major position with a radix sort, each key travelling
+// with its value (a sort of positions followed by a gather is bound by cache misses).
+// S is the value's size; a value is moved as S bytes.
+template <std::size_t S>
+void absorb_by_linear_key(const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+                          std::span<const std::byte> records, Duplicates dup, AddValue add,
+                          const std::function<void()>& release_input, const SparseOutput& output) {
+  using Value = std::array<std::byte, S>;
+  const std::size_t n = records.size() / layout.record_size;
+  const int dims = layout.dims;
+  auto items = make_huge<KeyedValue<Value>>(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::byte* record = records.data() + k * layout.record_size;
+    items[k].key = linear_of(index_of(record, dims), shape);
+    std::memcpy(items[k].value.data(), record + layout.value_offset, S);
+  }
+  release_input();
+  radix_sort(items);
+  std::size_t distinct = n > 0 ? 1 : 0;
+  for (std::size_t k = 1; k < n; ++k) distinct += items[k].key != items[k - 1].key;
+  auto [keys, values] = output(distinct);
+  const std::size_t key_bytes = static_cast<std::size_t>(dims) * sizeof(std::int64_t);
+  std::size_t stored = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k > 0 && items[k].key == items[k - 1].key) {
+      std::array<std::int64_t, kMaxDims> index{};
+      std::memcpy(index.data(), keys + (stored - 1) * key_bytes, key_bytes);
+      merge_duplicate(values + (stored - 1) * S, items[k].value.data(), S, dup, add,
+                      std::span<const std::int64_t>(index.data(), static_cast<std::size_t>(dims)));
+      continue;
+    }
+    write_index_of(items[k].key, shape, keys + stored * key_bytes);
+    std::memcpy(values + stored * S, items[k].value.data(), S);
+    ++stored;
+  }
+}
+
+// Any value size and any shape (also volumes past 2^63): a stable sort of record
+// positions by their subscripts, then a gather.
+void absorb_by_subscripts(const RecordLayout& layout, std::span<const std::byte> records, Duplicates dup,
+                          AddValue add, const std::function<void()>& release_input, const SparseOutput& output) {
+  const std::size_t n = records.size() / layout.record_size;
+  const int dims = layout.dims;
+  const auto record = [&](std::size_t k) { return records.data() + k * layout.record_size; };
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return index_of(record(a), dims) < index_of(record(b), dims); });
+  std::size_t distinct = n > 0 ? 1 : 0;
+  for (std::size_t k = 1; k < n; ++k)
+    distinct += index_of(record(order[k]), dims) != index_of(record(order[k - 1]), dims);
+  auto [keys, values] = output(distinct);
+  const std::size_t key_bytes = static_cast<std::size_t>(dims) * sizeof(std::int64_t);
+  const std::size_t size = layout.value_size;
+  std::size_t stored = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::byte* r = record(order[k]);
+    if (k > 0 && index_of(r, dims) == index_of(record(order[k - 1]), dims)) {
+      const auto index = index_of(r, dims);
+      merge_duplicate(values + (stored - 1) * size, r + layout.value_offset, size, dup, add,
+                      std::span<const std::int64_t>(index.data(), static_cast<std::size_t>(dims)));
+      continue;
+    }
+    std::memcpy(keys + stored * key_bytes, r, key_bytes);
+    std::memcpy(values + stored * size, r + layout.value_offset, size);
+    ++stored;
+  }
+  release_input();
+}
+
+}  // namespace
+
+std::string index_label(std::span<const std::int64_t> index) {
+  return fmt::format("({})", fmt::join(index, ", "));
+}
+
+void route_records(Comm& comm, const Distribution& dist, const RecordLayout& layout,
+                   std::span<const std::byte> records, const std::function<void()>& release_input,
+                   const std::function<std::byte*(std::size_t)>& output) {
+  const int ranks = comm.size();
+  const std::size_t size = layout.record_size;
+  const std::size_t n = records.size() / size;
+  std::vector<int> owner(n);
+  std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    owner[k] = dist.owner(index_of(records.data() + k * size, layout.dims).data());
+    ++counts[static_cast<std::size_t>(owner[k])];
+  }
+  std::vector<Bytes> send(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) send[static_cast<std::size_t>(r)].reserve(counts[static_cast<std::size_t>(r)] * size);
+  for (std::size_t k = 0; k < n; ++k) {
+    Bytes& out = send[static_cast<std::size_t>(owner[k])];
+    const std::byte* record = records.data() + k * size;
+    out.insert(out.end(), record, record + size);
+  }
+  owner = {};
+  release_input();
+  auto received = comm.alltoallv(send);
+  send = {};
+  std::size_t total = 0;
+  for (const Bytes& part : received) total += part.size() / size;
+  std::byte* out = output(total);
+  for (Bytes& part : received) {
+    if (!part.empty()) std::memcpy(out, part.data(), part.size());
+    out += part.size();
+    part = {};
+  }
+}
+
+std::int64_t absorb_records(Comm& comm, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+                            std::span<const std::byte> records, Duplicates dup, AddValue add,
+                            const std::function<void()>& release_input, const SparseOutput& output) {
+  std::int64_t stored = 0;
+  const SparseOutput counted = [&](std::size_t count) {
+    stored = static_cast<std::int64_t>(count);
+    return output(count);
+  };
+  // A duplicate found on one rank must stop every rank, not leave them waiting.
+  all_or_none(comm, [&] {
+    long double volume = 1;
+    for (const auto e : shape) volume *= static_cast<long double>(std::max<std::int64_t>(e, 1));
+    if (volume >= 0x1p63L) return absorb_by_subscripts(layout, records, dup, add, release_input, counted);
+    switch (layout.value_size) {
+      case 1: return absorb_by_linear_key<1>(shape, layout, records, dup, add, release_input, counted);
+      case 2: return absorb_by_linear_key<2>(shape, layout, records, dup, add, release_input, counted);
+      case 4: return absorb_by_linear_key<4>(shape, layout, records, dup, add, release_input, counted);
+      case 8: return absorb_by_linear_key<8>(shape, layout, records, dup, add, release_input, counted);
+      case 12: return absorb_by_linear_key<12>(shape, layout, records, dup, add, release_input, counted);
+      case 16: return absorb_by_linear_key<16>(shape, layout, records, dup, add, release_input, counted);
+      default: return absorb_by_subscripts(layout, records, dup, add, release_input, counted);
+    }
+  });
+  return comm.allreduce(stored, ReduceOp::sum);
+}
+
+void check_records_in_bounds(Comm& comm, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+                             std::span<const std::byte> records, const char* what) {
+  all_or_none(comm, [&] {
+    const std::size_t n = records.size() / layout.record_size;
+    const auto dims = static_cast<std::size_t>(layout.dims);
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto i = index_of(records.data() + k * layout.record_size, layout.dims);
+      for (std::size_t d = 0; d < dims; ++d)
+        if (i[d] < 0 || i[d] >= shape[d])
+          throw ShapeError(fmt::format("{}: index {} is outside shape {}", what,
+                                       index_label(std::span<const std::int64_t>(i.data(), dims)),
+                                       index_label(shape)));
+    }
+  });
+}
+
+}  // namespace strata::detail
