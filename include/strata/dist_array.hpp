@@ -288,17 +288,10 @@ class DistArray : public detail::ArrayBase {
   void travel_begin() override;
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
   void travel_drop() override;
-  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override {
-    return detail::snapshot_of_part(checkpoint_manifest(checkpoint_type_tag<T>(), detail::array_label(*this)),
-                                    std::move(storage), key_bytes(), std::as_bytes(local_values()));
-  }
+  detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override;
   std::function<void()> stage_load(const std::filesystem::path& dir) override;
   std::string type_tag() const override { return checkpoint_type_tag<T>(); }
-  std::uint64_t content_fingerprint() const override {
-    return detail::content_fingerprint_of(rt_->comm(), shape_vector(), sparse_, box_,
-                                          std::span<const std::int64_t>(reinterpret_cast<const std::int64_t*>(keys_.data()), keys_.size() * N),
-                                          std::as_bytes(local_values()), sizeof(T));
-  }
+  std::uint64_t content_fingerprint() const override;
 
   // ---- the storage as the byte-level engine sees it (detail/array_movement.hpp) ----
 
@@ -310,20 +303,8 @@ class DistArray : public detail::ArrayBase {
     return {static_cast<int>(N), sizeof(entry_type), value_offset, sizeof(T)};
   }
 
-  // Duplicates::sum's addition, for element types that have +=.
-  static detail::AddValue add_value() {
-    if constexpr (requires(T a, const T b) { a += b; }) {
-      return [](std::byte* to, const std::byte* from) {
-        T a, b;
-        std::memcpy(&a, to, sizeof(T));
-        std::memcpy(&b, from, sizeof(T));
-        a += b;
-        std::memcpy(to, &a, sizeof(T));
-      };
-    } else {
-      return nullptr;
-    }
-  }
+  // Duplicates::sum's addition, for element types that have +=; nullptr otherwise.
+  static detail::AddValue add_value();
 
   std::span<const std::byte> key_bytes() const { return std::as_bytes(std::span<const Index<N>>(keys_)); }
 
@@ -334,13 +315,7 @@ class DistArray : public detail::ArrayBase {
   // A dense array assembled from pieces whose boxes every rank can compute: piece id
   // -> box. Used by repartitioning and by travelling rows going home.
   static DistArray assemble_dense(Runtime& rt, const Shape<N>& shape, const Partition& p,
-                                  std::span<const detail::DensePiece> pieces, const detail::BoxOfPiece& box_of) {
-    DistArray a(rt, shape, p, false);
-    a.allocate_dense();
-    detail::place_dense_pieces(rt.comm(), a.dist_, a.box_, pieces, box_of, sizeof(T),
-                               std::as_writable_bytes(std::span<T>(a.dense_)));
-    return a;
-  }
+                                  std::span<const detail::DensePiece> pieces, const detail::BoxOfPiece& box_of);
 
   // The array a checkpoint holds (read and verified), following `p`.
   static DistArray from_checkpoint(Runtime& rt, detail::CheckpointRead&& read, const Partition& p);
@@ -363,10 +338,7 @@ class DistArray : public detail::ArrayBase {
 
   // Collective: raises one ShapeError on every rank if any rank's entry lies outside `shape`.
   static void check_in_bounds(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
-                              const char* what) {
-    detail::check_records_in_bounds(rt.comm(), shape_vector_of(shape), record_layout(),
-                                    std::as_bytes(std::span<const entry_type>(entries)), what);
-  }
+                              const char* what);
 
   // Zeroed storage for the local box, on huge pages where the system allows: loop
   // bodies reach the rows of large arrays (factor matrices) at random, and with 4 KiB
@@ -498,33 +470,11 @@ class DistArray : public detail::ArrayBase {
 
   // Sends every entry to the rank that owns its index; returns what this rank
   // received, grouped by source rank in rank order.
-  std::vector<entry_type> route_entries(std::vector<entry_type> entries) const {
-    if (rt_->size() == 1) return entries;
-    std::vector<entry_type> out;
-    detail::route_records(
-        rt_->comm(), dist_, record_layout(), std::as_bytes(std::span<const entry_type>(entries)),
-        [&] { entries = {}; },
-        [&](std::size_t n) {
-          out.resize(n);
-          return reinterpret_cast<std::byte*>(out.data());
-        });
-    return out;
-  }
+  std::vector<entry_type> route_entries(std::vector<entry_type> entries) const;
 
   // Sorts received sparse entries by index (stable: arrival order breaks ties),
   // resolves duplicates and stores them.
-  void absorb_entries(std::vector<entry_type> in, Duplicates dup) {
-    keys_.clear();
-    values_.clear();
-    global_nnz_ = detail::absorb_records(
-        rt_->comm(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)), dup,
-        add_value(), [&] { in = {}; },
-        [&](std::size_t n) {
-          keys_ = detail::make_huge<Index<N>>(n);
-          values_ = detail::make_huge<T>(n);
-          return std::pair(reinterpret_cast<std::byte*>(keys_.data()), reinterpret_cast<std::byte*>(values_.data()));
-        });
-  }
+  void absorb_entries(std::vector<entry_type> in, Duplicates dup);
 
   Runtime* rt_ = nullptr;
   Shape<N> shape_{};

@@ -1,9 +1,84 @@
-// Out-of-class definitions of DistArray's travelling layout (2-D loops) and its
-// loading from checkpoints: thin typed steps over the byte-level movement in
-// src/array and src/io. Included at the end of dist_array.hpp.
+// Out-of-class definitions of DistArray's data movement (routing, sorting, dense
+// assembly, the travelling layout of 2-D loops) and checkpoints: thin typed steps
+// that hand the storage to the byte-level engine in src/array and src/io. Included at the end of dist_array.hpp.
 #pragma once
 
 namespace strata {
+
+template <class T, std::size_t N>
+detail::CheckpointSnapshot DistArray<T, N>::checkpoint_snapshot(Bytes storage) const {
+  return detail::snapshot_of_part(checkpoint_manifest(checkpoint_type_tag<T>(), detail::array_label(*this)),
+                                  std::move(storage), key_bytes(), std::as_bytes(local_values()));
+}
+
+template <class T, std::size_t N>
+std::uint64_t DistArray<T, N>::content_fingerprint() const {
+  return detail::content_fingerprint_of(rt_->comm(), shape_vector(), sparse_, box_,
+                                        std::span<const std::int64_t>(reinterpret_cast<const std::int64_t*>(keys_.data()),
+                                                                      keys_.size() * N),
+                                        std::as_bytes(local_values()), sizeof(T));
+}
+
+template <class T, std::size_t N>
+detail::AddValue DistArray<T, N>::add_value() {
+  if constexpr (requires(T a, const T b) { a += b; }) {
+    return [](std::byte* to, const std::byte* from) {
+      T a, b;
+      std::memcpy(&a, to, sizeof(T));
+      std::memcpy(&b, from, sizeof(T));
+      a += b;
+      std::memcpy(to, &a, sizeof(T));
+    };
+  } else {
+    return nullptr;
+  }
+}
+
+template <class T, std::size_t N>
+std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<entry_type> entries) const {
+  if (rt_->size() == 1) return entries;
+  std::vector<entry_type> out;
+  detail::route_records(
+      rt_->comm(), dist_, record_layout(), std::as_bytes(std::span<const entry_type>(entries)),
+      [&] { entries = {}; },
+      [&](std::size_t n) {
+        out.resize(n);
+        return reinterpret_cast<std::byte*>(out.data());
+      });
+  return out;
+}
+
+template <class T, std::size_t N>
+void DistArray<T, N>::absorb_entries(std::vector<entry_type> in, Duplicates dup) {
+  keys_.clear();
+  values_.clear();
+  global_nnz_ = detail::absorb_records(
+      rt_->comm(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)), dup, add_value(),
+      [&] { in = {}; },
+      [&](std::size_t n) {
+        keys_ = detail::make_huge<Index<N>>(n);
+        values_ = detail::make_huge<T>(n);
+        return std::pair(reinterpret_cast<std::byte*>(keys_.data()), reinterpret_cast<std::byte*>(values_.data()));
+      });
+}
+
+template <class T, std::size_t N>
+DistArray<T, N> DistArray<T, N>::assemble_dense(Runtime& rt, const Shape<N>& shape, const Partition& p,
+                                                std::span<const detail::DensePiece> pieces,
+                                                const detail::BoxOfPiece& box_of) {
+  DistArray a(rt, shape, p, false);
+  a.allocate_dense();
+  detail::place_dense_pieces(rt.comm(), a.dist_, a.box_, pieces, box_of, sizeof(T),
+                             std::as_writable_bytes(std::span<T>(a.dense_)));
+  return a;
+}
+
+template <class T, std::size_t N>
+void DistArray<T, N>::check_in_bounds(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
+                                      const char* what) {
+  detail::check_records_in_bounds(rt.comm(), shape_vector_of(shape), record_layout(),
+                                  std::as_bytes(std::span<const entry_type>(entries)), what);
+}
 
 template <class T, std::size_t N>
 void DistArray<T, N>::travel_begin() {
