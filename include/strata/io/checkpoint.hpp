@@ -172,7 +172,7 @@ DistArray<T, N> load_checkpoint(Runtime& rt, const std::filesystem::path& dir,
 }
 
 // DistArray's type-erased checkpoint hooks (ArrayBase::checkpoint_snapshot, stage_load): what lets
-// automatic checkpoints (strata/recovery) save and restore arrays they know only by id.
+// automatic checkpoints (src/recovery/) save and restore arrays they know only by id.
 // Defined here, not in dist_array.hpp, because they need the functions above; each
 // header includes the other, so either order works.
 template <class T, std::size_t N>
