@@ -13,14 +13,14 @@
 #include "common/app.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/loop/loop_report.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "strata/recovery.hpp"
 
 namespace strata::apps {
 
 /// Runs `pass()` config.epochs times; after each, calls `measure()` (which returns
 /// the metrics, loss first) and reports. `after_first_pass` runs once, between the
 /// first pass that ran and its measurement (Strata runs: say which plan was chosen);
-/// passes a resumed run restored from a checkpoint (strata/recovery) are reported as
+/// passes a resumed run restored from a checkpoint (strata/recovery.hpp) are reported as
 /// restored. Collective when the model is.
 template <class Pass, class Measure>
 void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pass, const PassCallback& report,
@@ -29,13 +29,13 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
   for (int e = 1; e <= config.epochs; ++e) {
     rt.comm().barrier();
     const auto t0 = std::chrono::steady_clock::now();
-    const auto skipped_before = recovery::loop_calls(rt).skipped();
+    const auto skipped_before = recovery::loop_calls_skipped(rt);
     pass();
     const double local = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     PassReport r;
     r.pass = e;
     r.seconds = rt.comm().allreduce(local, ReduceOp::max);
-    r.restored = recovery::loop_calls(rt).skipped() > skipped_before;
+    r.restored = recovery::loop_calls_skipped(rt) > skipped_before;
     r.items = r.restored ? 0 : items_per_pass;
     if (!r.restored && !described && after_first_pass) {
       after_first_pass();

@@ -35,8 +35,8 @@
 #include "strata/buffer_writer.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/detail/worker.hpp"
-#include "strata/ps/element_ops.hpp"
-#include "strata/ps/typed_ops.hpp"
+#include "strata/detail/ps_element_ops.hpp"
+#include "strata/detail/ps_typed_ops.hpp"
 #include "strata/relaxed.hpp"
 
 namespace strata {

@@ -11,7 +11,7 @@
 // Buffer::add finds the thread's delta set through the Buffer on every add (the
 // thread's index, the per-thread vector, the set's pointers) and checks for an
 // observer and for Hybrid folding; after each add's stores the compiler reloads
-// all of it. A writer takes the set's pointers once (ps/delta_set.hpp, Slots), so
+// all of it. A writer takes the set's pointers once (detail/delta_set.hpp, Slots), so
 // an add is a bounds test, two bit sets and the sum. It is the companion of
 // ArrayReader (strata/array_reader.hpp); docs/buffers.md has the figures.
 //
@@ -27,7 +27,7 @@
 #include <source_location>
 
 #include "strata/index.hpp"
-#include "strata/ps/delta_set.hpp"
+#include "strata/detail/delta_set.hpp"
 
 namespace strata {
 

@@ -23,7 +23,7 @@
 //   the array that every owner it reads from has sent, so it always holds one
 //   consistent clock, and reads outside the cache are answered as of that same
 //   clock. Which clock that is depends on timing, and an execution record keeps it
-//   (strata/recovery/execution_record.hpp). A one-rank job applies each clock
+//   (the engine's src/recovery/execution_record.hpp). A one-rank job applies each clock
 //   before the next begins (no messages, the threads share the work), so there SSP
 //   computes what BSP does.
 //

@@ -45,12 +45,12 @@ struct RuntimeOptions {
   /// Root of every random stream of the job.
   std::uint64_t seed = 42;
   LogLevel log_level = LogLevel::info;
-  /// Automatic checkpoints (strata/recovery/loop_calls.hpp): the directory ("" = none)
+  /// Automatic checkpoints (strata/recovery.hpp): the directory ("" = none)
   /// and a checkpoint after every `checkpoint_every`-th loop call that changed arrays.
   std::string checkpoint_dir;
   int checkpoint_every = 1;
   /// Write checkpoints on a background thread from a copy of the arrays, while the
-  /// loops go on (strata/recovery/pending_checkpoint.hpp); false writes them before
+  /// loops go on (the engine's src/recovery/pending_checkpoint.hpp); false writes them before
   /// the loop call returns, without the copy.
   bool checkpoint_in_background = true;
   /// Resume from the newest checkpoint in this directory ("" = start afresh): loop
@@ -58,7 +58,7 @@ struct RuntimeOptions {
   std::string resume_dir;
   /// Record the run's execution into this directory ("" = no): per loop call its site,
   /// the serial order of dependence-preserving plans, and fingerprints of the arrays it
-  /// changed (strata/recovery/execution_record.hpp).
+  /// changed (the engine's src/recovery/execution_record.hpp).
   std::string record_dir;
   /// Replay a recorded run: on the recorded ranks and threads, or in one process on
   /// one thread (loops run in their recorded serial order); stops with ReplayError at

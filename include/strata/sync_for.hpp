@@ -53,7 +53,7 @@ enum class Combine { average, sum };
 struct SyncOptions {
   std::int64_t batch = 64;  ///< iterations per worker per mini-batch
   /// Where the call is (taken where the options are written, i.e. at the call): it
-  /// names the loop call for checkpoints and resuming (strata/recovery).
+  /// names the loop call for checkpoints and resuming (strata/recovery.hpp).
   std::source_location where = std::source_location::current();
 };
 
@@ -61,7 +61,7 @@ struct SyncOptions {
 /// "this rank"), as parallel_for's LoopReport says it for parallel_for.
 struct SyncReport {
   /// A resumed run skipped the call, as its checkpoint covered it
-  /// (strata/recovery/loop_calls.hpp); no other field is set.
+  /// (strata/recovery.hpp); no other field is set.
   bool skipped = false;
   /// A single-process replay ran the call's recorded mini-batches; only `batches` is set.
   bool replayed = false;

@@ -56,10 +56,10 @@ struct ArrayRole {
 
 struct Plan {
   std::string loop_site;
-  /// A loop call that a run resumed from a checkpoint skipped (strata/recovery): the
+  /// A loop call that a run resumed from a checkpoint skipped (src/recovery): the
   /// plan holds nothing else.
   bool skipped = false;
-  /// A loop call a single-process replay ran in its recorded order (strata/recovery).
+  /// A loop call a single-process replay ran in its recorded order (src/recovery).
   bool replayed = false;
   /// Which plan this is among those the process built (1, 2, ...): records of a run
   /// store a plan's serial order once, however many calls use it.

@@ -39,7 +39,7 @@ class RelaxedBase {
   virtual void end_run() = 0;
   /// Per clock of the last run, the clock of the array the rank's cache held during
   /// it (-1: the array as the run began). Under SSP it depends on timing, so an
-  /// execution record keeps it (strata/recovery/execution_record.hpp).
+  /// execution record keeps it (recovery/execution_record.hpp).
   virtual std::span<const std::int64_t> cache_versions() const = 0;
   /// A replay: the next runs take exactly these versions, one per clock (empty: as
   /// fresh as the updates that have arrived).

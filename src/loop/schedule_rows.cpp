@@ -1,4 +1,4 @@
-// A loop call's schedule for an execution record (strata/recovery/execution_record.hpp):
+// A loop call's schedule for an execution record (recovery/execution_record.hpp):
 // every iteration with the worker that ran it and its step, gathered from all ranks.
 #include <algorithm>
 #include <numeric>

@@ -1,6 +1,7 @@
-// Managed communication's outbox without its typed set (strata/ps/managed_outbox.hpp):
-// the pump's timing, the leaky bucket, the ranking of deltas and the bookkeeping.
-#include "strata/ps/managed_outbox.hpp"
+// Managed communication's outbox (managed_outbox.hpp): the pump's timing, the leaky
+// bucket, the ranking of deltas and the bookkeeping; the typed set is reached through
+// OutboxSet.
+#include "ps/managed_outbox.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +12,10 @@
 
 namespace strata::ps {
 
-OutboxCore::OutboxCore(int threads, std::int64_t volume, const Consistency& c, std::size_t header_bytes,
-                       std::size_t delta_bytes, std::uint64_t seed)
-    : wants_(static_cast<std::size_t>(threads)),
+ManagedOutbox::ManagedOutbox(OutboxSet& set, int threads, std::int64_t volume, const Consistency& c,
+                             std::size_t header_bytes, std::size_t delta_bytes, std::uint64_t seed)
+    : set_(set),
+      wants_(static_cast<std::size_t>(threads)),
       volume_(volume),
       priority_(c.priority),
       budget_(c.budget),
@@ -22,14 +24,14 @@ OutboxCore::OutboxCore(int threads, std::int64_t volume, const Consistency& c, s
       delta_bytes_(static_cast<double>(delta_bytes)),
       seed_(seed) {}
 
-void OutboxCore::try_take(int th, const std::function<void()>& take) {
+void ManagedOutbox::take_from(int th) {
   std::unique_lock lock(mu_, std::try_to_lock);
   if (!lock) return;
   wants_[static_cast<std::size_t>(th)].flag.store(false, std::memory_order_relaxed);
-  take();
+  set_.take_pending(th);
 }
 
-void OutboxCore::begin_run(Clock::time_point now) {
+void ManagedOutbox::begin_run(Clock::time_point now) {
   std::lock_guard lock(mu_);
   run_start_ = now;
   bucket_.start(run_start_);
@@ -38,13 +40,14 @@ void OutboxCore::begin_run(Clock::time_point now) {
   active_ = true;
 }
 
-void OutboxCore::end_clock_locked(const std::function<void()>& flush) {
+void ManagedOutbox::end_clock(const std::function<void()>& flush) {
   std::lock_guard lock(mu_);
+  set_.return_to_pending();
   flush();
   ++clock_;
 }
 
-void OutboxCore::end_run(Clock::time_point now, RelaxedStats& stats) {
+void ManagedOutbox::end_run(Clock::time_point now, RelaxedStats& stats) {
   std::lock_guard lock(mu_);
   active_ = false;
   timeline_offset_ += std::chrono::duration<double>(now - run_start_).count();
@@ -60,15 +63,13 @@ void OutboxCore::end_run(Clock::time_point now, RelaxedStats& stats) {
   timeline_.clear();
 }
 
-void OutboxCore::pump_core(Clock::time_point now, int me, const std::function<bool()>& empty,
-                           const std::function<std::optional<double>(std::int64_t)>& value_of,
-                           const std::function<int(std::int64_t)>& owner_of, const EachHeld& each,
-                           const SendKeys& send) {
+void ManagedOutbox::pump(Clock::time_point now, int me, const ValueOf& value_of, const OwnerOf& owner_of,
+                         const Send& send) {
   std::lock_guard lock(mu_);
   if (!active_ || now < next_pump_) return;
   const auto began = Clock::now();
   const double tokens = bucket_.refill(now);
-  if (!empty()) send_some(now, me, tokens, value_of, owner_of, each, send);
+  if (!set_.empty()) send_some(now, me, tokens, value_of, owner_of, send);
   // Ranking a large outbox takes time the thread also needs for messages.
   const auto spaced = std::chrono::duration_cast<Clock::duration>((Clock::now() - began) * kIdleFactor);
   const auto period = std::max<Clock::duration>(kPeriod, spaced);
@@ -78,13 +79,11 @@ void OutboxCore::pump_core(Clock::time_point now, int me, const std::function<bo
   for (auto& w : wants_) w.flag.store(true, std::memory_order_relaxed);
 }
 
-void OutboxCore::send_some(Clock::time_point now, int me, double tokens,
-                           const std::function<std::optional<double>(std::int64_t)>& value_of,
-                           const std::function<int(std::int64_t)>& owner_of, const EachHeld& each,
-                           const SendKeys& send) {
+void ManagedOutbox::send_some(Clock::time_point now, int me, double tokens, const ValueOf& value_of,
+                              const OwnerOf& owner_of, const Send& send) {
   std::map<int, std::vector<std::int64_t>> chosen;  // per owner
   std::vector<Candidate> remote;
-  each([&](std::int64_t k, double magnitude) {
+  set_.each_magnitude([&](std::int64_t k, double magnitude) {
     const int o = owner_of(k);
     if (o == me) chosen[o].push_back(k);
     else remote.push_back({score(k, magnitude, value_of), k, o});
@@ -117,7 +116,7 @@ void OutboxCore::send_some(Clock::time_point now, int me, double tokens,
   const double since = timeline_offset_ + std::chrono::duration<double>(now - run_start_).count();
   const auto bin = static_cast<std::size_t>(since / kTimelineBin);
   for (auto& [o, keys] : chosen) {
-    const auto bytes = static_cast<std::int64_t>(send(o, clock_, keys));
+    const auto bytes = static_cast<std::int64_t>(send(o, clock_, set_.extract_records(keys)));
     sent_deltas_ += static_cast<std::int64_t>(keys.size());
     if (o == me) continue;
     bucket_.spend(static_cast<double>(bytes));
@@ -129,8 +128,7 @@ void OutboxCore::send_some(Clock::time_point now, int me, double tokens,
   ++pumps_;
 }
 
-double OutboxCore::score(std::int64_t k, double delta,
-                         const std::function<std::optional<double>(std::int64_t)>& value_of) const {
+double ManagedOutbox::score(std::int64_t k, double delta, const ValueOf& value_of) const {
   switch (priority_) {
     case Priority::relative_magnitude: {
       const std::optional<double> v = value_of(k);

@@ -1,5 +1,5 @@
 // The parameter server's internal header: what its files share behind the waist
-// (strata/ps/element_ops.hpp). Nothing here is seen by user code. One job per file:
+// (strata/detail/ps_element_ops.hpp). Nothing here is seen by user code. One job per file:
 //   geometry.cpp      the array on bytes: keys, owners, local offsets
 //   deliver.cpp       the one path that carries deltas to their owners (Buffer::flush
 //                     and a relaxed table's clocks) and applies them there
@@ -10,8 +10,8 @@
 //   table_clocks.cpp  clocks: the staleness wait, a one-rank table's own applies
 //   table_owner.cpp   the message protocol and the owner side (the Postman's thread)
 //   table_reader.cpp  reads: the cache, the dynamic path, logged reads
-//   table_outbox.cpp  managed communication: the pump
-//   managed_outbox.cpp the outbox's bucket, timing and ranking (strata/ps/managed_outbox.hpp)
+//   table_outbox.cpp  managed communication: the pump, as the table runs it
+//   managed_outbox.cpp the outbox: bucket, timing, ranking (managed_outbox.hpp)
 //   postman.cpp, consistency.cpp, buffer_registry.cpp: the communication thread,
 //                     consistency checks, Buffers by array id
 #pragma once
@@ -29,11 +29,12 @@
 #include <utility>
 #include <vector>
 
+#include "ps/managed_outbox.hpp"
 #include "ps/timing_log.hpp"
 #include "strata/detail/cache_view.hpp"
 #include "strata/detail/array_base.hpp"
 #include "loop/buffer_base.hpp"
-#include "strata/ps/element_ops.hpp"
+#include "strata/detail/ps_element_ops.hpp"
 #include "ps/owner_history.hpp"
 #include "ps/postman.hpp"
 #include "loop/relaxed_base.hpp"
@@ -156,7 +157,10 @@ class Table final : public detail::RelaxedBase {
   std::int64_t unit_of(std::span<const std::int64_t> index) const override;
   const RelaxedStats& stats() const { return stats_; }
   bool managed() const override { return managed_; }
-  void offer(int thread) override { ops_.offer(thread); }
+  // A loop thread after each iteration: hands its deltas over only when the pump asked.
+  void offer(int thread) override {
+    if (outbox_->wanted(thread)) outbox_->take_from(thread);
+  }
   void begin_run(std::span<const std::uint64_t> read_units, std::int64_t clocks) override;
   void tick(std::int64_t clock) override;
   std::span<const std::int64_t> cache_versions() const override { return versions_; }
@@ -249,6 +253,7 @@ class Table final : public detail::RelaxedBase {
   std::int64_t unit_len_ = 1, units_ = 0;
   Postman* postman_ = nullptr;
   bool managed_ = false;
+  std::unique_ptr<ManagedOutbox> outbox_;  // managed communication only
 
   // Layout: set by lay_out, read-only during a run.
   std::vector<std::uint64_t> laid_out_bits_;

@@ -21,7 +21,8 @@ Table::Table(detail::ArrayBase& target, Runtime& rt, ElementOps& ops, BufferEngi
       log_(ops.element_size) {
   detail::check_consistency(consistency, label(), ops.arithmetic);
   if (ops.arithmetic && consistency.is_managed()) {
-    ops.open_outbox(rt.threads(), geo_.volume(), consistency, sizeof(Header), rt.next_seed());
+    outbox_ = std::make_unique<ManagedOutbox>(ops.open_outbox(), rt.threads(), geo_.volume(), consistency,
+                                              sizeof(Header), ops.record_size, rt.next_seed());
     managed_ = true;
   }
   unit_len_ = geo_.dims == 1 ? 1 : geo_.shape[geo_.dims - 1];
@@ -118,7 +119,7 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
   }
   for (auto& c : counters_) c = Counters{};
   if (logging_) log_.begin(rt_.threads(), managed_);
-  if (managed_) ops_.outbox_begin_run(std::chrono::steady_clock::now());
+  if (managed_) outbox_->begin_run(std::chrono::steady_clock::now());
   ops_.folding = consistency_.hybrid;
   // A one-rank job without managed communication gets no messages but its own
   // dynamic reads, which wake the Postman when sent: it need not poll (its polls
@@ -129,7 +130,7 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
 
 void Table::end_run() {
   ops_.folding = false;
-  if (managed_) ops_.outbox_end_run(std::chrono::steady_clock::now(), stats_);
+  if (managed_) outbox_->end_run(std::chrono::steady_clock::now(), stats_);
   {
     std::unique_lock lock(mu_);
     wait_for(lock, fmt::format("relaxed array {}: the owners applying the last clock", label()), [&] {

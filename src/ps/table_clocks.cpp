@@ -29,7 +29,7 @@ void Table::tick(std::int64_t clock) {
     finish_own_clock(clock);
     return;
   }
-  if (managed_) ops_.outbox_end_clock([&] { flush_clock(clock); });
+  if (managed_) outbox_->end_clock([&] { flush_clock(clock); });
   else flush_clock(clock);
   for (auto& f : fetched_) f.clear();
   ++stats_.clocks;

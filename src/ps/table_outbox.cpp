@@ -1,7 +1,8 @@
-// A relaxed table's managed communication (strata/ps/managed_outbox.hpp): the pump,
-// every turn of the Postman's loop while a run is on.
+// A relaxed table's managed communication (managed_outbox.hpp): the pump, every turn
+// of the Postman's loop while a run is on.
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "ps/ps_internal.hpp"
 
@@ -10,9 +11,15 @@ namespace strata::ps {
 // Cached values rank the deltas, so the cache must hold still: under mu_.
 void Table::pump() {
   std::lock_guard lock(mu_);
-  ops_.outbox_pump(
+  outbox_->pump(
       std::chrono::steady_clock::now(), postman_->rank(),
-      [&](std::int64_t k) -> const std::byte* { return cached_element(k); },
+      [&](std::int64_t k) -> std::optional<double> {
+        const std::byte* v = cached_element(k);
+        if (!v) return std::nullopt;
+        double x;
+        ops_.to_doubles(v, elem_, 1, &x);
+        return x;
+      },
       [&](std::int64_t k) { return geo_.owner_of(k); },
       [&](int owner, std::int64_t clock, const Bytes& records) {
         Bytes b(sizeof(Header) + records.size());

@@ -1,6 +1,6 @@
 // What one relaxed array's loop call depended on when its values depend on timing
 // (managed communication, Hybrid), kept for an execution record
-// (strata/recovery/execution_record.hpp) so a one-process replay can reproduce it.
+// (recovery/execution_record.hpp) so a one-process replay can reproduce it.
 //
 // Under those consistencies a read sees whatever deltas had arrived (or, Hybrid, had
 // been folded in by the rank's other threads) when it was made, and with managed

@@ -1,4 +1,4 @@
-#include "strata/recovery/execution_record.hpp"
+#include "recovery/execution_record.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +14,7 @@
 #include "strata/detail/array_base.hpp"
 #include "loop/buffer_base.hpp"
 #include "strata/relaxed.hpp"
-#include "strata/recovery/run_checkpoint.hpp"
+#include "recovery/run_checkpoint.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::recovery {

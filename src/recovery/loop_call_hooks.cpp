@@ -6,7 +6,7 @@
 #include "strata/error.hpp"
 #include "strata/detail/array_base.hpp"
 #include "loop/relaxed_base.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "recovery/loop_calls.hpp"
 #include "recovery/replayed_deltas.hpp"
 
 // Referenced by the link options of `strata` (src/CMakeLists.txt), so that a static

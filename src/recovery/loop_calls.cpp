@@ -1,4 +1,4 @@
-#include "strata/recovery/loop_calls.hpp"
+#include "recovery/loop_calls.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,6 +1,6 @@
 // Staging a run checkpoint, writing it on a background thread, and committing it
-// (see strata/recovery/pending_checkpoint.hpp).
-#include "strata/recovery/pending_checkpoint.hpp"
+// (see pending_checkpoint.hpp).
+#include "recovery/pending_checkpoint.hpp"
 
 #include <algorithm>
 #include <chrono>

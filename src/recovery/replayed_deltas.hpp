@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "strata/detail/pack.hpp"
-#include "strata/recovery/execution_record.hpp"
+#include "recovery/execution_record.hpp"
 
 namespace strata::detail {
 class AccessObserver;

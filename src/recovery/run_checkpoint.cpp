@@ -1,7 +1,7 @@
 // The run manifest and the journals of a run checkpoint, and reading a checkpoint back
-// for resuming (see strata/recovery/run_checkpoint.hpp; pending_checkpoint.cpp writes
+// for resuming (see run_checkpoint.hpp; pending_checkpoint.cpp writes
 // them).
-#include "strata/recovery/run_checkpoint.hpp"
+#include "recovery/run_checkpoint.hpp"
 
 #include <sstream>
 

@@ -24,7 +24,7 @@
 
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "strata/recovery.hpp"
 #include "strata/runtime.hpp"
 #include "strata/sync_for.hpp"
 
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   const bool managed = argc > 2 && std::strcmp(argv[2], "--managed") == 0;
   const bool hybrid = argc > 2 && std::strcmp(argv[2], "--hybrid") == 0;
   auto maybe_crash = [&] {
-    if (stop_after > 0 && recovery::loop_calls(rt).calls() >= stop_after) {
+    if (stop_after > 0 && recovery::loop_calls_made(rt) >= stop_after) {
       std::fflush(nullptr);
       _exit(3);
     }
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     }
     std::printf("losses:");
     for (double l : losses) std::printf(" %.9g", l);
-    std::printf("\nskipped %lld loop call(s)\n", static_cast<long long>(recovery::loop_calls(rt).skipped()));
+    std::printf("\nskipped %lld loop call(s)\n", static_cast<long long>(recovery::loop_calls_skipped(rt)));
     const auto lags = z_buf.stats().staleness_histogram;
     std::printf("clocks of z begun 0 and 1 clock(s) behind: %lld %lld\n",
                 static_cast<long long>(lags.empty() ? 0 : lags[0]), static_cast<long long>(lags.size() < 2 ? 0 : lags[1]));

@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-#include "strata/ps/delta_set.hpp"
+#include "strata/detail/delta_set.hpp"
 #include "strata/random.hpp"
 
 namespace strata::ps {

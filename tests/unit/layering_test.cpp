@@ -121,18 +121,23 @@ constexpr Rule kRules[] = {
     {"include/strata/sync_for.hpp", Layer::loop},
     {"src/loop/", Layer::loop},
 
-    // ps: Buffer, relaxed arrays, apply functions, delta sets
+    // ps: Buffer, relaxed arrays, apply functions; the engine's pieces that Buffer's
+    // inline templates need (delta sets, the typed front and the engine's table of
+    // operations it implements)
     {"include/strata/apply.hpp", Layer::ps},
     {"include/strata/buffer.hpp", Layer::ps},
     {"include/strata/buffer_writer.hpp", Layer::ps},
-    {"include/strata/ps/", Layer::ps},
+    {"include/strata/detail/delta_set.hpp", Layer::ps},
+    {"include/strata/detail/ps_element_ops.hpp", Layer::ps},
+    {"include/strata/detail/ps_typed_ops.hpp", Layer::ps},
     {"src/ps/", Layer::ps},
 
     // The umbrella header includes every layer's API: it sits on top.
     {"include/strata/strata.hpp", Layer::recovery},
 
-    // recovery: checkpoints of loop calls, record and replay
-    {"include/strata/recovery/", Layer::recovery},
+    // recovery: checkpoints of loop calls, record and replay; the API's free functions
+    // that ask about them
+    {"include/strata/recovery.hpp", Layer::recovery},
     {"src/recovery/", Layer::recovery},
 
     // Not C++: not read.

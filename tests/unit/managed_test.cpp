@@ -3,15 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "strata/ps/delta_set.hpp"
-#include "strata/ps/leaky_bucket.hpp"
-#include "strata/ps/managed_outbox.hpp"
+#include "ps/leaky_bucket.hpp"
+#include "ps/managed_outbox.hpp"
+#include "strata/detail/delta_set.hpp"
+#include "strata/detail/ps_element_ops.hpp"
 
 namespace strata::ps {
 namespace {
@@ -61,6 +64,45 @@ TEST(LeakyBucket, FillsAtItsRateUpToItsCapacity) {
   EXPECT_NEAR(bucket.refill(t0 + milliseconds(1000)), 0, 1e-9);
 }
 
+// The outbox's set as a Buffer of doubles keeps it: a pending set per loop thread and
+// the outbox's own; records are (key, delta) pairs of 16 bytes.
+class DoubleOutboxSet final : public OutboxSet {
+ public:
+  static constexpr std::size_t kRecordBytes = 16;
+
+  DoubleOutboxSet(int threads, std::int64_t volume)
+      : pending(static_cast<std::size_t>(threads), DeltaSet<double>(volume)), held(volume) {}
+
+  void take_pending(int thread) override { pending[static_cast<std::size_t>(thread)].move_into(held); }
+  void return_to_pending() override { held.move_into(pending.front()); }
+  bool empty() const override { return held.empty(); }
+  void each_magnitude(const std::function<void(std::int64_t, double)>& f) const override {
+    held.for_each([&](std::int64_t k, double d) { f(k, std::abs(d)); });
+  }
+  Bytes extract_records(const std::vector<std::int64_t>& keys) override {
+    const std::vector<double> deltas = held.extract(keys);
+    Bytes records(keys.size() * kRecordBytes);
+    for (std::size_t j = 0; j < keys.size(); ++j) {
+      std::memcpy(records.data() + j * kRecordBytes, &keys[j], sizeof(std::int64_t));
+      std::memcpy(records.data() + j * kRecordBytes + sizeof(std::int64_t), &deltas[j], sizeof(double));
+    }
+    return records;
+  }
+
+  std::vector<DeltaSet<double>> pending;
+  DeltaSet<double> held;
+};
+
+std::vector<std::pair<std::int64_t, double>> decode(const Bytes& records) {
+  std::vector<std::pair<std::int64_t, double>> out(records.size() / DoubleOutboxSet::kRecordBytes);
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    std::memcpy(&out[j].first, records.data() + j * DoubleOutboxSet::kRecordBytes, sizeof(std::int64_t));
+    std::memcpy(&out[j].second, records.data() + j * DoubleOutboxSet::kRecordBytes + sizeof(std::int64_t),
+                sizeof(double));
+  }
+  return out;
+}
+
 // One pump with room for exactly `fit` deltas to rank 1 (this is rank 0, which owns
 // the even elements): which remote elements go, in which order.
 struct PumpResult {
@@ -74,15 +116,15 @@ PumpResult pump_once(Priority order, const std::vector<std::pair<std::int64_t, d
   // The bucket holds kBucketSeconds of budget: after a second it is full, with room
   // for one message's header and `fit` deltas (and half a byte to spare).
   const double budget = (static_cast<double>(header + static_cast<std::size_t>(fit) * delta) + 0.5) /
-                        ManagedOutbox<double>::kBucketSeconds;
+                        ManagedOutbox::kBucketSeconds;
   Consistency c;
   c.managed(budget, order);
-  ManagedOutbox<double> box(1, volume, c, header, delta, 7);
+  DoubleOutboxSet set(1, volume);
+  ManagedOutbox box(set, 1, volume, c, header, delta, 7);
   const auto t0 = Clock::now();
   box.begin_run(t0);
-  box.take_from(0, [&](DeltaSet<double>& into) {
-    for (const auto& [k, d] : deltas) into.add(k, d);
-  });
+  for (const auto& [k, d] : deltas) set.pending[0].add(k, d);
+  box.take_from(0);
   PumpResult got;
   box.pump(
       t0 + std::chrono::seconds(1), 0,
@@ -91,14 +133,16 @@ PumpResult pump_once(Priority order, const std::vector<std::pair<std::int64_t, d
         return it == cached.end() ? std::nullopt : std::optional<double>(it->second);
       },
       [](std::int64_t k) { return static_cast<int>(k % 2); },
-      [&](int owner, std::int64_t clock, const std::vector<std::pair<std::int64_t, double>>& sent) {
+      [&](int owner, std::int64_t clock, const Bytes& records) {
         EXPECT_EQ(clock, 0);
+        const auto sent = decode(records);
         for (const auto& [k, d] : sent) (owner == 0 ? got.local : got.remote).push_back(k);
         return header + sent.size() * delta;
       });
   RelaxedStats stats;
   box.end_run(t0 + std::chrono::seconds(1), stats);
-  EXPECT_EQ(stats.managed_bytes, got.remote.empty() ? 0 : static_cast<std::int64_t>(header + got.remote.size() * delta));
+  EXPECT_EQ(stats.managed_bytes,
+            got.remote.empty() ? 0 : static_cast<std::int64_t>(header + got.remote.size() * delta));
   EXPECT_EQ(stats.managed_deltas, static_cast<std::int64_t>(got.remote.size() + got.local.size()));
   return got;
 }
@@ -136,18 +180,20 @@ TEST(ManagedOutbox, RoundRobinAndRandomOrders) {
 TEST(ManagedOutbox, PumpsAtMostOncePerPeriodAndOnlyDuringARun) {
   Consistency c;
   c.managed(1e6);
-  ManagedOutbox<double> box(2, 16, c, 24, 16, 1);
+  DoubleOutboxSet set(2, 16);
+  ManagedOutbox box(set, 2, 16, c, 24, 16, 1);
   int sends = 0;
   auto pump = [&](Clock::time_point at) {
     box.pump(
         at, 0, [](std::int64_t) { return std::optional<double>(1.0); }, [](std::int64_t) { return 1; },
-        [&](int, std::int64_t, const auto& d) {
+        [&](int, std::int64_t, const Bytes& records) {
           ++sends;
-          return 24 + 16 * d.size();
+          return 24 + records.size();
         });
   };
   const auto t0 = Clock::now();
-  box.take_from(0, [](DeltaSet<double>& into) { into.add(1, 1.0); });
+  set.pending[0].add(1, 1.0);
+  box.take_from(0);
   pump(t0 + std::chrono::seconds(1));
   EXPECT_EQ(sends, 0) << "no run: no pump";
   box.begin_run(t0);
@@ -157,15 +203,18 @@ TEST(ManagedOutbox, PumpsAtMostOncePerPeriodAndOnlyDuringARun) {
   pump(t0 + milliseconds(30));
   EXPECT_EQ(sends, 1);
   EXPECT_TRUE(box.wanted(0) && box.wanted(1)) << "every pump asks the threads for their deltas";
-  box.take_from(1, [](DeltaSet<double>& into) { into.add(3, 2.0); });
+  set.pending[1].add(3, 2.0);
+  box.take_from(1);
   EXPECT_FALSE(box.wanted(1));
   EXPECT_TRUE(box.wanted(0));
-  // The end of the clock takes what is left.
+  // The end of the clock returns what is left to the first pending set, which the
+  // flush then drains.
   std::vector<std::pair<std::int64_t, double>> rest;
-  box.end_clock([&](DeltaSet<double>& left) {
-    rest = left.sorted();
-    left.clear();
+  box.end_clock([&] {
+    rest = set.pending[0].sorted();
+    set.pending[0].clear();
   });
+  EXPECT_TRUE(set.held.empty());
   EXPECT_EQ(rest, (std::vector<std::pair<std::int64_t, double>>{{3, 2.0}}));
   RelaxedStats stats;
   box.end_run(t0 + milliseconds(40), stats);

@@ -18,7 +18,7 @@
 #include "metrics_file.hpp"
 #include "progress.hpp"
 #include "strata/error.hpp"
-#include "strata/recovery/loop_calls.hpp"
+#include "strata/recovery.hpp"
 #include "strata/runtime.hpp"
 #include "svg_plot.hpp"
 
@@ -130,9 +130,8 @@ int train(Runtime& rt, const TrainCommand& t) {
   } catch (const Diverged& d) {
     diverged = d.message;
   }
-  auto& calls = recovery::loop_calls(rt);
-  calls.finish_checkpoints();  // a failed last checkpoint is an error of the run, not a log line
-  recovery::CheckpointTimes ck = calls.checkpoint_times();
+  recovery::finish_checkpoints(rt);  // a failed last checkpoint is an error of the run, not a log line
+  recovery::CheckpointTimes ck = recovery::checkpoint_times(rt);
   for (double* v : {&ck.copy_seconds, &ck.commit_seconds, &ck.final_seconds, &ck.write_seconds})
     *v = rt.comm().allreduce(*v, ReduceOp::max);
   if (!lead) return diverged.empty() ? 0 : 1;

@@ -64,7 +64,7 @@ struct CheckpointManifest {
 
 /// One rank's share of a checkpoint, copied out of the array: what automatic
 /// checkpoints hand to their background writer while the loop goes on changing the
-/// array (strata/recovery/pending_checkpoint.hpp). `meta` has no parts yet.
+/// array (the engine's src/recovery/pending_checkpoint.hpp). `meta` has no parts yet.
 struct CheckpointSnapshot {
   CheckpointManifest meta;
   Bytes part;              ///< the part's bytes start at `offset`

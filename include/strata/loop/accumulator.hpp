@@ -1,7 +1,7 @@
 // Accumulator<T>: a value that loop bodies combine into (a loss, a count) without
 // creating dependences between iterations. Each thread updates its own slot; take()
 // combines the slots in thread order, then the ranks' values in rank order, and
-// resets them. A one-process replay (strata/recovery/execution_record.hpp) keeps a
+// resets them. A one-process replay (src/recovery/execution_record.hpp) keeps a
 // slot per recorded worker and combines them the same way, so a replayed loss is
 // the recorded run's to the last bit.
 // Updates made during a loop's reconnaissance pass are ignored, and those of a

@@ -1,6 +1,6 @@
 // What the loop engine asks, at every loop call, of the layer that keeps the run's
 // loop calls: the journal, automatic checkpoints, resuming, record and replay
-// (strata/recovery/loop_calls.hpp implements it). The loop layer defines this face and
+// (the engine's src/recovery/loop_calls.hpp implements it). The loop layer defines this face and
 // recovery implements it, so the engine never includes the layer above it; the
 // implementation registers itself when the library is linked (CMake links it with
 // every program that links `strata`).

@@ -26,7 +26,7 @@ struct ReportAccess;
 class LoopReport {
  public:
   /// A resumed run skipped the call, as its checkpoint covered it
-  /// (strata/recovery/loop_calls.hpp); no other field is set.
+  /// (strata/recovery.hpp); no other field is set.
   bool skipped = false;
   /// A single-process replay ran the call in its recorded serial order; no other
   /// field is set.

@@ -69,7 +69,7 @@ LoopReport plan_loop(DistArray<Elem, M>& space, Body& body, const LoopOptions& o
 /// changed (the arrays it writes, the space's elements, accumulators) is restored,
 /// the loop is planned again from a full reconnaissance pass and run by that plan.
 ///
-/// Every call counts as one loop call of the run (strata/recovery/loop_calls.hpp):
+/// Every call counts as one loop call of the run (strata/recovery.hpp):
 /// with automatic checkpoints the arrays it changed may be saved after it, and a
 /// resumed run skips it if its checkpoint covers it (the report then says `skipped`).
 template <class Elem, std::size_t M, class Body>

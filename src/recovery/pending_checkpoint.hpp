@@ -40,7 +40,7 @@
 
 #include "strata/comm.hpp"
 #include "strata/io/checkpoint_format.hpp"
-#include "strata/recovery/run_checkpoint.hpp"
+#include "recovery/run_checkpoint.hpp"
 
 namespace strata {
 class Runtime;

@@ -1,10 +1,12 @@
 // The typed half of a Buffer (strata/buffer.hpp): its per-thread delta sets, its
 // apply function and the owners' apply state, behind the engine's table of
-// operations (ps/element_ops.hpp). The per-write add is here, inline; everything
-// the engine asks of it works on a run of elements.
+// operations (detail/ps_element_ops.hpp). The per-write add is here, inline;
+// everything the engine asks of it works on a run of elements. The engine's, not the
+// API: it is under include/ because Buffer instantiates it.
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -17,9 +19,8 @@
 #include "strata/dist_array.hpp"
 #include "strata/loop/undo.hpp"
 #include "strata/detail/worker.hpp"
-#include "strata/ps/delta_set.hpp"
-#include "strata/ps/element_ops.hpp"
-#include "strata/ps/managed_outbox.hpp"
+#include "strata/detail/delta_set.hpp"
+#include "strata/detail/ps_element_ops.hpp"
 
 namespace strata::ps {
 
@@ -82,7 +83,8 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
     if constexpr (!std::is_empty_v<state_type>) {  // apply::Sum keeps nothing
       const Partition& p = target_->distribution_of().partition();
       const detail::AnonymousArrays internal;  // created lazily: must not shift the ids of the user's arrays
-      if (!state_) state_.emplace(DistArray<state_type, N>::fill(target_->runtime(), target_->shape(), state_type{}, p));
+      if (!state_)
+        state_.emplace(DistArray<state_type, N>::fill(target_->runtime(), target_->shape(), state_type{}, p));
       else if (!(state_->distribution_of().partition() == p)) state_->repartition(p);
     }
   }
@@ -135,58 +137,43 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
     }
   }
 
-  void open_outbox(int threads, std::int64_t volume, const Consistency& c, std::size_t header_bytes,
-                   std::uint64_t seed) override {
-    if constexpr (std::is_arithmetic_v<T>)
-      outbox_ = std::make_unique<ManagedOutbox<T>>(threads, volume, c, header_bytes, kRecordBytes, seed);
-  }
-  void outbox_begin_run(Clock::time_point now) override {
-    if constexpr (std::is_arithmetic_v<T>) outbox_->begin_run(now);
-  }
-  void outbox_end_run(Clock::time_point now, RelaxedStats& stats) override {
-    if constexpr (std::is_arithmetic_v<T>) outbox_->end_run(now, stats);
-  }
-  void offer(int thread) override {
-    if constexpr (std::is_arithmetic_v<T>)
-      if (outbox_->wanted(thread))
-        outbox_->take_from(thread, [&](DeltaSet<T>& into) { pending_[static_cast<std::size_t>(thread)].set.move_into(into); });
-  }
-  void outbox_end_clock(const std::function<void()>& flush) override {
-    if constexpr (std::is_arithmetic_v<T>)
-      outbox_->end_clock([&](DeltaSet<T>& rest) {
-        rest.move_into(pending_.front().set);
-        flush();
-      });
-  }
-  void outbox_pump(Clock::time_point now, int me, const std::function<const std::byte*(std::int64_t)>& value_of,
-                   const std::function<int(std::int64_t)>& owner_of,
-                   const std::function<std::size_t(int, std::int64_t, const Bytes&)>& send) override {
-    if constexpr (std::is_arithmetic_v<T>) {
-      outbox_->pump(
-          now, me,
-          [&](std::int64_t k) -> std::optional<double> {
-            const std::byte* v = value_of(k);
-            if (!v) return std::nullopt;
-            T x;
-            std::memcpy(&x, v, sizeof x);
-            return static_cast<double>(x);
-          },
-          owner_of,
-          [&](int owner, std::int64_t clock, const std::vector<std::pair<std::int64_t, T>>& deltas) {
-            Bytes records(deltas.size() * kRecordBytes);
-            for (std::size_t j = 0; j < deltas.size(); ++j) {
-              std::memcpy(records.data() + j * kRecordBytes, &deltas[j].first, sizeof(std::int64_t));
-              std::memcpy(records.data() + j * kRecordBytes + sizeof(std::int64_t), &deltas[j].second, sizeof(T));
-            }
-            return send(owner, clock, records);
-          });
-    }
+  OutboxSet& open_outbox() override {
+    STRATA_CHECK(std::is_arithmetic_v<T>, "managed communication needs arithmetic elements");
+    outbox_ = std::make_unique<Outbox>(*this);
+    return *outbox_;
   }
 
  private:
   // One per thread, on its own cache line.
   struct alignas(64) Pending {
     DeltaSet<T> set;
+  };
+
+  // Managed communication's set of deltas, typed (the engine's outbox drives it).
+  class Outbox final : public OutboxSet {
+   public:
+    explicit Outbox(TypedOps& ops) : ops_(ops), set_(volume(ops.target_->shape())) {}
+    void take_pending(int thread) override { ops_.pending_[static_cast<std::size_t>(thread)].set.move_into(set_); }
+    void return_to_pending() override { set_.move_into(ops_.pending_.front().set); }
+    bool empty() const override { return set_.empty(); }
+    void each_magnitude([[maybe_unused]] const std::function<void(std::int64_t, double)>& f) const override {
+      if constexpr (std::is_arithmetic_v<T>)
+        set_.for_each([&](std::int64_t k, const T& d) { f(k, std::abs(static_cast<double>(d))); });
+    }
+    Bytes extract_records(const std::vector<std::int64_t>& keys) override {
+      const std::vector<T> deltas = set_.extract(keys);
+      Bytes records(keys.size() * kRecordBytes);
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        std::byte* record = records.data() + j * kRecordBytes;
+        std::memcpy(record, &keys[j], sizeof(std::int64_t));
+        std::memcpy(record + sizeof(std::int64_t), &deltas[j], sizeof(T));
+      }
+      return records;
+    }
+
+   private:
+    TypedOps& ops_;
+    DeltaSet<T> set_;
   };
 
   // Hybrid: the delta also goes, atomically, into the rank's cached copy (the
@@ -213,7 +200,7 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
   Apply apply_;
   std::vector<Pending> pending_, saved_;
   std::optional<DistArray<state_type, N>> state_;
-  std::unique_ptr<ManagedOutbox<T>> outbox_;  // managed communication only
+  std::unique_ptr<Outbox> outbox_;  // managed communication only
 };
 
 }  // namespace strata::ps

@@ -4,14 +4,16 @@
 // protocol, clocks, managed outbox) and the path that carries deltas to their owners
 // are compiled once, in src/ps/, and work on bytes and an element size. What they need
 // of the element type and the apply function is this small table of operations,
-// implemented once per Buffer type by the typed front (ps/typed_ops.hpp): drain the
-// per-thread delta sets in runs, apply a run of deltas at the owner, the owner state's
-// checkpoints, and the managed outbox's typed set. Every operation works on a run or a
-// block of elements, never on one: only the per-write add (Buffer::add, BufferWriter)
-// is per element, and it stays inline and typed in the front.
+// implemented once per Buffer type by the typed front (detail/ps_typed_ops.hpp): drain
+// the per-thread delta sets in runs, apply a run of deltas at the owner, the owner
+// state's checkpoints, and the managed outbox's typed set. Every operation works on a
+// run or a block of elements, never on one: only the per-write add (Buffer::add,
+// BufferWriter) is per element, and it stays inline and typed in the front.
+//
+// The engine's, not the API: Buffer's inline code needs these declarations, which is
+// the only reason they are under include/.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -52,11 +54,31 @@ class DeltaSink {
   ~DeltaSink() = default;
 };
 
+/// Managed communication's set of deltas: the rank's deltas that loop threads handed
+/// to the outbox between clocks. It is typed, so the typed front holds it; the engine's
+/// outbox (src/ps/managed_outbox.hpp) reaches it through these operations, on keys and
+/// doubles. The outbox calls them under its own lock.
+class OutboxSet {
+ public:
+  /// Moves loop thread `thread`'s pending deltas into the set.
+  virtual void take_pending(int thread) = 0;
+  /// Moves what the set holds into the first pending set, so that the end-of-clock
+  /// flush drains it with the rest.
+  virtual void return_to_pending() = 0;
+  virtual bool empty() const = 0;
+  /// f(k, |delta|) for every element k held.
+  virtual void each_magnitude(const std::function<void(std::int64_t, double)>& f) const = 0;
+  /// Takes the elements `keys` (each held, each once) out of the set, as (key, delta)
+  /// records of ElementOps::record_size bytes, in the order of `keys`.
+  virtual Bytes extract_records(const std::vector<std::int64_t>& keys) = 0;
+
+ protected:
+  ~OutboxSet() = default;
+};
+
 /// The per-element-type operations of one Buffer.
 class ElementOps {
  public:
-  using Clock = std::chrono::steady_clock;
-
   ElementOps(std::size_t element_size, std::size_t record_size, bool arithmetic, bool integral)
       : element_size(element_size), record_size(record_size), arithmetic(arithmetic), integral(integral) {}
   virtual ~ElementOps() = default;
@@ -101,22 +123,9 @@ class ElementOps {
   /// Arithmetic elements: `n` values at `values` (stride apart) as doubles.
   virtual void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const = 0;
 
-  // ---- managed communication's outbox (strata/ps/managed_outbox.hpp) ----
-  virtual void open_outbox(int threads, std::int64_t volume, const Consistency& c, std::size_t header_bytes,
-                           std::uint64_t seed) = 0;
-  virtual void outbox_begin_run(Clock::time_point now) = 0;
-  virtual void outbox_end_run(Clock::time_point now, RelaxedStats& stats) = 0;
-  /// Loop thread `thread`, after an iteration: its pending deltas to the outbox, when asked.
-  virtual void offer(int thread) = 0;
-  /// Ends the clock under the outbox's lock: what is left in the outbox joins the
-  /// pending sets, then `flush` sends them.
-  virtual void outbox_end_clock(const std::function<void()>& flush) = 0;
-  /// One turn of the pump: value_of(k) is this rank's cached value of element k
-  /// (nullptr: not cached), owner_of(k) its owner, and send(owner, clock, records)
-  /// sends one message of (key, delta) records and returns its size in bytes.
-  virtual void outbox_pump(Clock::time_point now, int me, const std::function<const std::byte*(std::int64_t)>& value_of,
-                           const std::function<int(std::int64_t)>& owner_of,
-                           const std::function<std::size_t(int, std::int64_t, const Bytes&)>& send) = 0;
+  // ---- managed communication (src/ps/managed_outbox.hpp) ----
+  /// Arithmetic elements: a new, empty outbox set, valid as long as these operations.
+  virtual OutboxSet& open_outbox() = 0;
 };
 
 /// A Buffer's engine (src/ps): registered as the array's detail::BufferBase, it

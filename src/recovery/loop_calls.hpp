@@ -8,7 +8,7 @@
 // Runtime options (strata/runtime.hpp): checkpoint_dir, checkpoint_every,
 // checkpoint_in_background, resume_dir.
 //
-// A checkpoint is written in the background (strata/recovery/pending_checkpoint.hpp);
+// A checkpoint is written in the background (pending_checkpoint.hpp);
 // each loop call's end moves it on to its next step once every rank is ready for it.
 // At the next checkpoint, and at finish_checkpoints(), the driver waits for it.
 //
@@ -17,6 +17,9 @@
 // accumulator. What it cannot: arrays and variables the driver changes outside loops
 // from values it reads out of arrays between calls; those are recomputed from the
 // arrays as they stand during the skipped calls (their values at the start).
+//
+// The engine's, not the API: programs ask through the free functions of
+// strata/recovery.hpp (recovery.cpp), which leave this class free to change.
 #pragma once
 
 #include <cstdint>
@@ -28,20 +31,12 @@
 #include <vector>
 
 #include "strata/loop/call_hooks.hpp"
-#include "strata/recovery/execution_record.hpp"
-#include "strata/recovery/pending_checkpoint.hpp"
-#include "strata/recovery/run_checkpoint.hpp"
+#include "strata/recovery.hpp"
+#include "recovery/execution_record.hpp"
+#include "recovery/pending_checkpoint.hpp"
+#include "recovery/run_checkpoint.hpp"
 
 namespace strata::recovery {
-
-/// Where the time of automatic checkpoints went.
-struct CheckpointTimes {
-  int written = 0;            ///< checkpoints committed
-  double copy_seconds = 0;    ///< the driver: copying arrays and journal, starting the writer
-  double commit_seconds = 0;  ///< the driver, during the run: polls, waits for writers, commits
-  double final_seconds = 0;   ///< the driver: finish_checkpoints (the last checkpoint's wait)
-  double write_seconds = 0;   ///< the writers of the committed checkpoints (in the background)
-};
 
 class LoopCalls final : public loop::CallHooks {
  public:

@@ -5,12 +5,14 @@
 // slots hold something, and a summary bit per word of those bits (so a summary word
 // covers 4096 elements). An add sets both bits and adds, without a branch: a branch
 // on "is this element new?" waits for the bit's load, and the set's first add of each
-// element is a mispredicted one. In sparse logistic regression's loop body, timed on
-// its own over a million weights, that branch and a list of new elements cost about
-// as much as the additions.
+// element is a mispredicted one, so a sparse model's loop body would pay for that
+// branch, and for a list of new elements, on every add.
 // Walking the set visits the marked words, found through the summary, so it costs
 // what the set holds plus a word per 4096 elements of the array, and goes in
 // element order. Larger arrays get a hash map. The slots are allocated on the first add.
+//
+// The engine's, not the API: it is under include/ because Buffer::add and BufferWriter
+// add to it inline.
 #pragma once
 
 #include <algorithm>
@@ -146,7 +148,8 @@ class DeltaSet {
       for (const DeltaSet* set : sets)
         if (!set->summary_.empty()) any |= set->summary_[s];
       if (!any) continue;
-      for (std::uint64_t b = any; b; b &= b - 1) drain_word(sets, s * 64 + static_cast<std::size_t>(std::countr_zero(b)), f);
+      for (std::uint64_t b = any; b; b &= b - 1)
+        drain_word(sets, s * 64 + static_cast<std::size_t>(std::countr_zero(b)), f);
       for (DeltaSet* set : sets)
         if (!set->summary_.empty()) set->summary_[s] = 0;
     }
@@ -190,7 +193,8 @@ class DeltaSet {
       return;
     }
     for_each_marked_word([&](std::size_t w) {
-      for (std::uint64_t b = marked_[w]; b; b &= b - 1) slots_[w * 64 + static_cast<std::size_t>(std::countr_zero(b))] = T{};
+      for (std::uint64_t b = marked_[w]; b; b &= b - 1)
+        slots_[w * 64 + static_cast<std::size_t>(std::countr_zero(b))] = T{};
       marked_[w] = 0;
     });
     std::fill(summary_.begin(), summary_.end(), 0);

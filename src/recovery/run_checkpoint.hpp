@@ -4,7 +4,7 @@
 //   DIR/latest               the name of the newest complete checkpoint
 //   DIR/call-00000012/       the checkpoint taken after loop call 12, complete: it is
 //                            written as call-00000012.tmp/ and renamed when done
-//                            (strata/recovery/pending_checkpoint.hpp writes it)
+//                            (pending_checkpoint.hpp writes it)
 //     manifest.txt           the run (program, ranks, threads, seed), the loop call and
 //                            its site, the arrays, the journals; ends with its checksum
 //     array-<id>/            each array, in the format of strata/io/checkpoint.hpp

@@ -1,0 +1,43 @@
+// What a program may ask of its run's loop calls: how many it made, how many a
+// resumed run skipped, and where the time of automatic checkpoints went.
+//
+// The loop calls themselves (the journal, automatic checkpoints, fast re-execution,
+// record and replay) are the engine's, in src/recovery/; README.md, "Automatic
+// checkpoints and resuming", says what they do. These free functions are their whole
+// public face, so a program never depends on how the engine keeps them.
+#pragma once
+
+#include <cstdint>
+
+namespace strata {
+class Runtime;
+}
+
+namespace strata::recovery {
+
+/// Where the time of automatic checkpoints went, on this rank.
+struct CheckpointTimes {
+  int written = 0;            ///< checkpoints committed
+  double copy_seconds = 0;    ///< the driver: copying arrays and journal, starting the writer
+  double commit_seconds = 0;  ///< the driver, during the run: polls, waits for writers, commits
+  double final_seconds = 0;   ///< the driver: finish_checkpoints (the last checkpoint's wait)
+  double write_seconds = 0;   ///< the writers of the committed checkpoints (in the background)
+};
+
+/// The loop calls (parallel_for, sync_for) the run has made so far, skipped ones
+/// included. Every rank makes the same calls, so every rank sees the same count.
+std::int64_t loop_calls_made(Runtime& rt);
+
+/// The loop calls a resumed run skipped so far: the newest checkpoint covered them, so
+/// what they left was restored instead of computed.
+std::int64_t loop_calls_skipped(Runtime& rt);
+
+/// Collective: waits for the automatic checkpoint being written, if any, and commits
+/// it. The Runtime does this when it ends normally and logs a failure; call it first to
+/// get the failure as an IoError instead.
+void finish_checkpoints(Runtime& rt);
+
+/// This rank's checkpoint times so far (call finish_checkpoints first to count the last).
+CheckpointTimes checkpoint_times(Runtime& rt);
+
+}  // namespace strata::recovery
