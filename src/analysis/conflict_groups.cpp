@@ -1,4 +1,4 @@
-#include "strata/analysis/conflict_groups.hpp"
+#include "analysis/conflict_groups.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "strata/detail/registry.hpp"
+#include "runtime/registry.hpp"
 #include "strata/detail/array_base.hpp"
 
 namespace strata::detail {

@@ -2,7 +2,7 @@
 // looks up the buffers a loop wrote through and flushes them when the loop ends.
 #include <fmt/format.h>
 
-#include "strata/detail/registry.hpp"
+#include "runtime/registry.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 #include "loop/buffer_base.hpp"

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "strata/analysis/conflict_groups.hpp"
+#include "analysis/conflict_groups.hpp"
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
 #include "loop/buffer_base.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/analysis/conflict_groups.hpp"
+#include "analysis/conflict_groups.hpp"
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/subscript.hpp"
 #include "strata/detail/array_base.hpp"

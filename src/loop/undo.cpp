@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "strata/detail/registry.hpp"
+#include "runtime/registry.hpp"
 #include "strata/error.hpp"
 
 namespace strata::detail {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "strata/detail/failure_report.hpp"
+#include "runtime/failure_report.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "strata/comm.hpp"
-#include "strata/detail/failure_report.hpp"
+#include "runtime/failure_report.hpp"
 #include "strata/error.hpp"
 
 namespace strata {

@@ -1,4 +1,4 @@
-#include "strata/detail/failure_report.hpp"
+#include "runtime/failure_report.hpp"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 #include "strata/detail/journaled_state.hpp"
 
-#include "strata/detail/registry.hpp"
+#include "runtime/registry.hpp"
 
 namespace strata::detail {
 

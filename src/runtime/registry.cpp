@@ -1,4 +1,4 @@
-#include "strata/detail/registry.hpp"
+#include "runtime/registry.hpp"
 
 #include <algorithm>
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "strata/error.hpp"
-#include "strata/detail/failure_report.hpp"
+#include "runtime/failure_report.hpp"
 
 namespace strata {
 namespace {

@@ -6,7 +6,7 @@
 #include <random>
 #include <set>
 
-#include "strata/analysis/conflict_groups.hpp"
+#include "analysis/conflict_groups.hpp"
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/strategy.hpp"
 #include "strata/analysis/subscript.hpp"
