@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "strata/random.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::testing {
@@ -38,5 +40,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// A pseudo-random slot in [0, slots) for index i: the hot, irregular subscripts the
+/// loop and parameter-server tests write to. `salt` picks another mapping.
+inline std::int64_t hashed_slot(std::int64_t i, std::int64_t slots, std::uint64_t salt = 0) {
+  return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i) + salt) % static_cast<std::uint64_t>(slots));
+}
 
 }  // namespace strata::testing

@@ -15,9 +15,7 @@ namespace strata {
 namespace {
 using testing::rt;
 
-std::int64_t slot_of(std::int64_t i, std::int64_t slots) {
-  return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(slots));
-}
+std::int64_t buffer_slot(std::int64_t i, std::int64_t slots) { return testing::hashed_slot(i, slots, 0); }
 
 TEST(Buffer, NothingIsLostAndTheLoopRunsDataParallel) {
   const std::int64_t n = 5000, slots = 97;
@@ -25,7 +23,7 @@ TEST(Buffer, NothingIsLostAndTheLoopRunsDataParallel) {
   auto counts = DistArray<std::int64_t, 1>::fill(rt(), {slots}, 10);
   Buffer buf(counts);
   auto body = [&](const Index<1>& i, std::int64_t v) {
-    buf.add({slot_of(i[0], slots)}, v);
+    buf.add({buffer_slot(i[0], slots)}, v);
     buf.add({(i[0] * 31) % slots}, 1);
   };
   std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 10);
@@ -34,7 +32,7 @@ TEST(Buffer, NothingIsLostAndTheLoopRunsDataParallel) {
     EXPECT_EQ(report.strategy, analysis::Strategy::data_parallel) << report.explain();
     EXPECT_EQ(buf.pending(), 0u);
     for (std::int64_t i = 0; i < n; ++i) {
-      want[static_cast<std::size_t>(slot_of(i, slots))] += i % 5 + 1;
+      want[static_cast<std::size_t>(buffer_slot(i, slots))] += i % 5 + 1;
       want[static_cast<std::size_t>((i * 31) % slots)] += 1;
     }
     ASSERT_EQ(counts.gather(), want) << "pass " << pass;
@@ -47,10 +45,10 @@ TEST(Buffer, ArraysTooLargeForDenseDeltasUseAHashMap) {
   auto counts = DistArray<std::int64_t, 1>::zeros(rt(), {slots});
   Buffer buf(counts);
   const LoopReport report =
-      parallel_for(space, [&](const Index<1>& i, std::int64_t v) { buf.add({slot_of(i[0], 1000) * 9001}, v); });
+      parallel_for(space, [&](const Index<1>& i, std::int64_t v) { buf.add({buffer_slot(i[0], 1000) * 9001}, v); });
   EXPECT_EQ(report.bytes_per_pass, 0);  // written only through the Buffer: never copied to every rank
   std::map<std::int64_t, std::int64_t> want;
-  for (std::int64_t i = 0; i < n; ++i) want[slot_of(i, 1000) * 9001] += i % 7 + 1;
+  for (std::int64_t i = 0; i < n; ++i) want[buffer_slot(i, 1000) * 9001] += i % 7 + 1;
   const auto got = counts.gather();
   std::int64_t total = 0;
   for (const auto v : got) total += v;
@@ -69,7 +67,7 @@ TEST(Buffer, ReadsSeeTheArrayFromBeforeTheLoop) {
   auto seen = DistArray<double, 1>::zeros(rt(), {n});
   Buffer buf(w);
   auto body = [&](const Index<1>& i, double v) {
-    const std::int64_t k = slot_of(i[0], slots);
+    const std::int64_t k = buffer_slot(i[0], slots);
     seen[i[0]] = w.read({k});
     buf.add({k}, v);
   };
@@ -78,7 +76,7 @@ TEST(Buffer, ReadsSeeTheArrayFromBeforeTheLoop) {
     parallel_for(space, body);
     const auto s = seen.gather();
     for (std::int64_t i = 0; i < n; ++i)
-      ASSERT_EQ(s[static_cast<std::size_t>(i)], before[static_cast<std::size_t>(slot_of(i, slots))]) << "pass " << pass;
+      ASSERT_EQ(s[static_cast<std::size_t>(i)], before[static_cast<std::size_t>(buffer_slot(i, slots))]) << "pass " << pass;
   }
 }
 

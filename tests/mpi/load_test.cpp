@@ -24,7 +24,7 @@ void write_file(const std::string& path, const std::string& text) {
 
 // A rating file of `n` distinct (user, item) pairs with every separator style,
 // comments, blank lines and CRLF endings; the expected entries are returned.
-std::string make_ratings(int n, std::map<Index<2>, float>& expected) {
+std::string make_ratings_text(int n, std::map<Index<2>, float>& expected) {
   RandomStream rs(11);
   std::string text = "# user item rating\n";
   const char* seps[] = {" ", "\t", ",", ", "};
@@ -44,7 +44,7 @@ std::string make_ratings(int n, std::map<Index<2>, float>& expected) {
 TEST(Load, TripletsMatchReferenceOnAnyRankCount) {
   TempDir dir("load");
   std::map<Index<2>, float> expected;
-  const std::string text = make_ratings(5000, expected);
+  const std::string text = make_ratings_text(5000, expected);
   write_file(dir.file("r.txt"), text.substr(0, text.size() - 1));  // no final newline
   LoadReport rep;
   const auto R = load_sparse<float, 2>(rt(), dir.file("r.txt"), parse::triplets, {}, {}, &rep);

@@ -15,9 +15,7 @@ namespace strata {
 namespace {
 using testing::rt;
 
-std::int64_t slot_of(std::int64_t i, std::int64_t slots) {
-  return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i) + 5) % static_cast<std::uint64_t>(slots));
-}
+std::int64_t reader_slot(std::int64_t i, std::int64_t slots) { return testing::hashed_slot(i, slots, 5); }
 
 // Reads through a reader see what the array's own read sees, at every clock and
 // staleness; adds through a writer all arrive; the planner still sees both (the
@@ -37,7 +35,7 @@ TEST(ReaderWriter, ReadsMatchTheArraysReadAndNothingIsLost) {
           const std::int64_t u = (i[0] * 13 + k * 101) % slots;
           if (reader.read({u}) != counts.read({u})) ++mismatches;
         }
-        writer.add({slot_of(i[0], slots)}, v);
+        writer.add({reader_slot(i[0], slots)}, v);
         writer.add({(i[0] * 31) % slots}, 1);
       };
       std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 3);
@@ -45,7 +43,7 @@ TEST(ReaderWriter, ReadsMatchTheArraysReadAndNothingIsLost) {
         const LoopReport report = parallel_for(space, body);
         EXPECT_EQ(report.strategy, analysis::Strategy::data_parallel) << report.explain();
         for (std::int64_t i = 0; i < n; ++i) {
-          want[static_cast<std::size_t>(slot_of(i, slots))] += i % 7 - 2;
+          want[static_cast<std::size_t>(reader_slot(i, slots))] += i % 7 - 2;
           want[static_cast<std::size_t>((i * 31) % slots)] += 1;
         }
         ASSERT_EQ(counts.gather(), want) << "s = " << s << ", clock every " << every << ", pass " << pass;

@@ -145,9 +145,7 @@ TEST(Relaxed, HybridNeedsASumBufferAndNoStaleness) {
   EXPECT_THROW(Buffer(w, apply::sum(), hybrid().without_prefetch()), OptionError);
 }
 
-std::int64_t slot_of(std::int64_t i, std::int64_t slots) {
-  return static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(i) + 17) % static_cast<std::uint64_t>(slots));
-}
+std::int64_t relaxed_slot(std::int64_t i, std::int64_t slots) { return testing::hashed_slot(i, slots, 17); }
 
 TEST(Relaxed, NothingIsLostWithClocksAndStaleness) {
   const std::int64_t n = 6000, slots = 211;
@@ -159,14 +157,14 @@ TEST(Relaxed, NothingIsLostWithClocksAndStaleness) {
       std::atomic<std::int64_t> read_sum{0};
       auto body = [&](const Index<1>& i, std::int64_t v) {
         read_sum += counts.read({(i[0] * 13) % slots});  // the array is read (cached) as well as written
-        buf.add({slot_of(i[0], slots)}, v);
+        buf.add({relaxed_slot(i[0], slots)}, v);
         buf.add({(i[0] * 31) % slots}, 1);
       };
       std::vector<std::int64_t> want(static_cast<std::size_t>(slots), 5);
       for (int pass = 0; pass < 2; ++pass) {
         parallel_for(space, body);
         for (std::int64_t i = 0; i < n; ++i) {
-          want[static_cast<std::size_t>(slot_of(i, slots))] += i % 9 - 3;
+          want[static_cast<std::size_t>(relaxed_slot(i, slots))] += i % 9 - 3;
           want[static_cast<std::size_t>((i * 31) % slots)] += 1;
         }
         ASSERT_EQ(counts.gather(), want) << "s = " << s << ", clock every " << every << ", pass " << pass;
@@ -197,7 +195,7 @@ TEST(Relaxed, NothingIsLostWithManagedCommunication) {
     std::atomic<std::int64_t> read_sum{0};
     auto body = [&](const Index<1>& i, std::int64_t v) {
       read_sum += counts.read({(i[0] * 13) % slots});
-      buf.add({slot_of(i[0], slots)}, v);
+      buf.add({relaxed_slot(i[0], slots)}, v);
       buf.add({(i[0] * 31) % slots}, 1);
       // Slow enough for the pump (every 10 ms) to run many times per call.
       if (!detail::t_recording && i[0] % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
@@ -206,7 +204,7 @@ TEST(Relaxed, NothingIsLostWithManagedCommunication) {
     for (int pass = 0; pass < 2; ++pass) {
       parallel_for(space, body);
       for (std::int64_t i = 0; i < n; ++i) {
-        want[static_cast<std::size_t>(slot_of(i, slots))] += i % 9 - 3;
+        want[static_cast<std::size_t>(relaxed_slot(i, slots))] += i % 9 - 3;
         want[static_cast<std::size_t>((i * 31) % slots)] += 1;
       }
       ASSERT_EQ(counts.gather(), want) << "s = " << c.s << ", every " << c.every << ", budget " << c.budget;

@@ -15,12 +15,12 @@ namespace strata {
 namespace {
 using testing::rt;
 
-constexpr int kRank = 4;
+constexpr int kFactors = 4;
 
-void sgd_step(float* w, float* h, float r) {
+void speculation_sgd_step(float* w, float* h, float r) {
   float e = r;
-  for (int k = 0; k < kRank; ++k) e -= w[k] * h[k];
-  for (int k = 0; k < kRank; ++k) {
+  for (int k = 0; k < kFactors; ++k) e -= w[k] * h[k];
+  for (int k = 0; k < kFactors; ++k) {
     const float wk = w[k];
     w[k] += 0.05f * (e * h[k] - 0.01f * wk);
     h[k] += 0.05f * (e * wk - 0.01f * h[k]);
@@ -38,12 +38,12 @@ TEST(Speculation, SampledPlanThatHoldsIsKept) {
   if (rt().rank() == 0)
     for (const auto& [k, v] : all) mine.push_back({k, v});
   auto R = DistArray<float, 2>::sparse(rt(), {users, items}, mine);
-  auto W = DistArray<float, 2>::randn(rt(), {users, kRank}, 0.1, 0.0, Partition::range(0), 31);
-  auto H = DistArray<float, 2>::randn(rt(), {items, kRank}, 0.1, 0.0, Partition::range(0), 32);
+  auto W = DistArray<float, 2>::randn(rt(), {users, kFactors}, 0.1, 0.0, Partition::range(0), 31);
+  auto H = DistArray<float, 2>::randn(rt(), {items, kFactors}, 0.1, 0.0, Partition::range(0), 32);
   std::vector<float> w_ref = W.gather(), h_ref = H.gather();
   LoopOptions sampled;
   sampled.recon_stride = 8;
-  auto body = [&](const Index<2>& ij, float r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r); };
+  auto body = [&](const Index<2>& ij, float r) { speculation_sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r); };
   for (int pass = 0; pass < 2; ++pass) {
     const LoopReport report = parallel_for(R, body, sampled);
     EXPECT_EQ(report.recon_stride, 8);
@@ -52,7 +52,7 @@ TEST(Speculation, SampledPlanThatHoldsIsKept) {
     EXPECT_EQ(report.strategy, analysis::Strategy::two_d) << report.explain();
     EXPECT_LT(report.recon_accesses, 2 * R.nnz() / 2);  // a sample, not every iteration
     for (const auto& ij : equivalent_order(R, report))
-      sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kRank)], &h_ref[static_cast<std::size_t>(ij[1] * kRank)],
+      speculation_sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kFactors)], &h_ref[static_cast<std::size_t>(ij[1] * kFactors)],
                all.at(ij));
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
     ASSERT_EQ(H.gather(), h_ref) << "pass " << pass;

@@ -15,10 +15,6 @@
 namespace strata::cli {
 namespace {
 
-namespace fs = std::filesystem;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 using MetricsFile = TempDir;
 
 MetricsTable sample_table() {

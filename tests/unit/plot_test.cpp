@@ -17,10 +17,6 @@
 namespace strata::cli {
 namespace {
 
-namespace fs = std::filesystem;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 using SvgPlot = TempDir;
 
 bool is_125_step(double step) {

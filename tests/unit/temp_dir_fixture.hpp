@@ -1,5 +1,5 @@
-// A fresh temporary directory per test, removed afterwards: for tests of the
-// `strata` command's files (metrics CSV, plots).
+// A fresh temporary directory per test, removed afterwards, and the values the tests
+// of the `strata` command's files (metrics CSV, plots) share.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,10 +7,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
 namespace strata::cli {
+
+namespace fs = std::filesystem;
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 class TempDir : public ::testing::Test {
  protected:
