@@ -32,7 +32,8 @@ expect_error 2 "--epochs: 3000000000 is outside the allowed range \[1, 214748364
 expect_error 2 "--threads: 2147483648 is outside the allowed range \[1, 1024\]" \
   train mf --synthetic "$small" --threads 2147483648
 expect_error 2 "--threads: 4294967297 is outside" train mf --synthetic "$small" --threads 4294967297
-expect_error 2 "--threads: 100000 is outside the allowed range \[1, 1024\]" train mf --synthetic "$small" --threads 100000
+expect_error 2 "--threads: 100000 is outside the allowed range \[1, 1024\]" \
+  train mf --synthetic "$small" --threads 100000
 expect_error 2 "--threads: 0 is outside" train mf --synthetic "$small" --threads 0
 expect_error 2 "--checkpoint-every: 4294967297 is outside" \
   train mf --synthetic "$small" --checkpoint-dir ck0 --checkpoint-every 4294967297
