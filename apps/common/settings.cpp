@@ -54,11 +54,11 @@ std::int64_t Settings::integer(const std::string& name, std::int64_t min, std::i
   char* end = nullptr;
   errno = 0;
   const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno == ERANGE)
-    throw OptionError(fmt::format("{}{}: '{}' is not an integer", origin_, name, v));
-  if (x < min || x > max)
-    throw OptionError(max == INT64_MAX ? fmt::format("{}{}: {} is below the minimum {}", origin_, name, x, min)
-                                       : fmt::format("{}{}: {} is outside [{}, {}]", origin_, name, x, min, max));
+  if (v.empty() || *end) throw OptionError(fmt::format("{}{}: '{}' is not an integer", origin_, name, v));
+  // Checked as 64-bit before any caller narrows it: a value beyond the range is an
+  // error, never wrapped round (3000000000 epochs must not become -1294967296).
+  if (errno == ERANGE || x < min || x > max)
+    throw OptionError(fmt::format("{}{}: {} is outside the allowed range [{}, {}]", origin_, name, v, min, max));
   return x;
 }
 

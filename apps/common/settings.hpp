@@ -29,8 +29,8 @@ class Settings {
   void parse_spec(const std::string& spec);
 
   const std::string& text(const std::string& name) const;
-  /// Typed getters: OptionError naming the key and the text when it does not parse
-  /// or is out of range.
+  /// Typed getters: OptionError naming the key, the text and the allowed range when it
+  /// does not parse or is out of range (values are checked before any narrowing).
   std::int64_t integer(const std::string& name, std::int64_t min, std::int64_t max = INT64_MAX) const;
   double real(const std::string& name, double min, double max) const;
   /// The value, which must be one of `choices`.

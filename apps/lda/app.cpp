@@ -2,16 +2,17 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "lda/serial.hpp"
 #include "lda/strata.hpp"
 #include "strata/io/checkpoint.hpp"
+#include "strata/io/files.hpp"
 
 namespace strata::apps {
 
@@ -24,6 +25,16 @@ lda::Problem make_problem(const RunConfig& c) {
   s.words = c.synthetic.integer("words", 1, INT32_MAX);
   s.topics = static_cast<int>(c.synthetic.integer("topics", 1, 100000));
   s.doclen = c.synthetic.integer("doclen", 1, 1'000'000);
+  // The generator keeps each planted topic's word distribution (a double) and its alias
+  // table; the model counts words x topics and documents x topics; the corpus holds up
+  // to docs x doclen (document, word, count) entries and a topic per token.
+  const auto docs = static_cast<double>(s.docs), words = static_cast<double>(s.words);
+  const auto topics = static_cast<double>(s.topics), doclen = static_cast<double>(s.doclen);
+  MemoryNeeds()
+      .add(fmt::format("--synthetic words={} with topics={}", s.words, s.topics), words * topics, 32)
+      .add(fmt::format("--synthetic docs={} with doclen={}", s.docs, s.doclen), docs * 1.5 * doclen, 16)
+      .add(fmt::format("--synthetic docs={} with topics={}", s.docs, s.topics), docs * topics, 4)
+      .check();
   return lda::generate(s, c.seed);
 }
 
@@ -95,15 +106,16 @@ void save(Runtime& rt, const std::string& dir, const lda::Problem& p, const lda:
   save_checkpoint(word_counts, d / "word_topic");
   save_checkpoint(totals, d / "topic_totals");
   if (rt.rank() != 0) return;
-  std::ofstream model(d / "model.txt");
-  model << fmt::format("lda\ntopics {}\nalpha {}\nbeta {}\ndocs {}\nwords {}\ntokens {}\n", o.topics, o.alpha, o.beta,
-                       p.docs, p.words, p.tokens);
+  // Created afresh and renamed into place: a symlink planted at either name is replaced.
+  detail::write_file_replacing(d / "model.txt",
+                               fmt::format("lda\ntopics {}\nalpha {}\nbeta {}\ndocs {}\nwords {}\ntokens {}\n",
+                                           o.topics, o.alpha, o.beta, p.docs, p.words, p.tokens),
+                               false);
   if (!p.vocabulary.empty()) {
-    std::ofstream vocab(d / "vocab.txt");
-    for (const auto& w : p.vocabulary) vocab << w << '\n';
-    if (!vocab) throw IoError(fmt::format("cannot write {}", (d / "vocab.txt").string()));
+    std::string vocab;
+    for (const auto& w : p.vocabulary) vocab += w + '\n';
+    detail::write_file_replacing(d / "vocab.txt", vocab, false);
   }
-  if (!model) throw IoError(fmt::format("cannot write {}", (d / "model.txt").string()));
 }
 
 // Counts of a Strata topic-row array, laid out like it (each rank copies its rows).

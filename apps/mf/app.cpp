@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "mf/serial.hpp"
 #include "mf/strata.hpp"
@@ -15,6 +16,21 @@ namespace {
 
 using mf::Fit;
 
+// The generator draws pairs as user * items + item in 64 bits and holds every
+// rating about three times (drawn pairs, the ratings, their split); the model holds
+// `rank` factors per user and per item, and as many AdaGrad sums.
+void check_synthetic_sizes(const RunConfig& c, const mf::SyntheticSpec& s) {
+  if (s.users > INT64_MAX / s.items)
+    throw OptionError(fmt::format("--synthetic users={} x items={} is too large: more user-item pairs than 2^63",
+                                  s.users, s.items));
+  const double k = static_cast<double>(c.options.integer("rank", 1, mf::kMaxRank));
+  MemoryNeeds()
+      .add(fmt::format("--synthetic ratings={}", s.ratings), static_cast<double>(s.ratings), 64)
+      .add(fmt::format("--synthetic users={}", s.users), static_cast<double>(s.users), 8 * k)
+      .add(fmt::format("--synthetic items={}", s.items), static_cast<double>(s.items), 16 + 8 * k)
+      .check();
+}
+
 mf::Problem make_problem(const RunConfig& c) {
   const double holdout = c.options.real("holdout", 0.0, 0.9);
   if (!c.data_path.empty()) return mf::load(c.data_path, holdout, c.seed);
@@ -23,6 +39,7 @@ mf::Problem make_problem(const RunConfig& c) {
   s.items = c.synthetic.integer("items", 1);
   s.ratings = c.synthetic.integer("ratings", 1);
   s.rank = static_cast<int>(c.synthetic.integer("rank", 1, 1000));
+  check_synthetic_sizes(c, s);
   return mf::generate(s, holdout, c.seed);
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "slr/serial.hpp"
 #include "slr/strata.hpp"
@@ -20,6 +21,12 @@ slr::Problem make_problem(const RunConfig& c) {
   s.samples = c.synthetic.integer("samples", 1);
   s.features = c.synthetic.integer("features", 1, INT32_MAX);
   s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
+  // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record;
+  // each feature a weight and the step's state, in the program and in the Buffer.
+  MemoryNeeds()
+      .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 10) + 32)
+      .add(fmt::format("--synthetic features={}", s.features), static_cast<double>(s.features), 32)
+      .check();
   return slr::generate(s, holdout, c.seed);
 }
 

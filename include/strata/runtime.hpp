@@ -37,8 +37,15 @@ struct ServiceKind {
   std::unique_ptr<RuntimeService> (*make)(Runtime& rt);
 };
 
+/// The most threads one rank's pool may have. The pool is meant to have about one
+/// thread per core; far more only oversubscribe the cores, and tens of thousands hit
+/// the process's thread and memory limits, where starting them fails (std::thread
+/// throws system_error). 1024 is above the core count of any one host Strata runs on.
+inline constexpr int kMaxThreadsPerRank = 1024;
+
 struct RuntimeOptions {
-  /// Threads of this rank's pool; 0 = cores of the host divided by ranks on the host.
+  /// Threads of this rank's pool, at most kMaxThreadsPerRank; 0 = cores of the host
+  /// divided by ranks on the host.
   int threads = 0;
   /// Seconds any blocking wait may take before it fails with TimeoutError.
   double timeout_seconds = 60.0;

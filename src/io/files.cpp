@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -70,14 +71,53 @@ void stop_direct_io(const Fd& fd, const fs::path& p) {
     throw IoError(fmt::format("cannot change the write mode of {}: {}", p.string(), errno_text(errno)));
 }
 
+// Unlinks whatever is at `p` (unlink never follows a symlink); a missing name is fine.
+void remove_stale(const fs::path& p) {
+  if (::unlink(p.c_str()) != 0 && errno != ENOENT)
+    throw IoError(fmt::format("cannot replace {}: {}", p.string(), errno_text(errno)));
+}
+
+// open() of a name remove_stale has just freed: -1 with errno when it fails.
+int open_exclusive(const fs::path& p, int extra_flags) {
+  return ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0644);
+}
+
 }  // namespace
 
 std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();
 }
 
+int create_new_file(const fs::path& p, int extra_flags) {
+  remove_stale(p);
+  const int fd = open_exclusive(p, extra_flags);
+  if (fd < 0) throw IoError(fmt::format("cannot create {}: {}", p.string(), errno_text(errno)));
+  return fd;
+}
+
+void write_file_replacing(const fs::path& path, std::span<const std::byte> data, bool sync) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  try {
+    Fd fd(create_new_file(tmp), tmp, "create");
+    write_through_cache(fd, tmp, data);
+    if (sync) fd.sync(tmp);
+    fd.close(tmp);
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+      throw IoError(fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(), errno_text(errno)));
+  } catch (const IoError& e) {
+    ::unlink(tmp.c_str());  // never follows a link: at worst it removes one planted there
+    throw IoError(fmt::format("cannot write {} ({})", path.string(), e.what()));
+  }
+  if (sync) sync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
+}
+
+void write_file_replacing(const fs::path& path, std::string_view text, bool sync) {
+  write_file_replacing(path, std::as_bytes(std::span(text.data(), text.size())), sync);
+}
+
 void write_file_synced(const fs::path& p, std::span<const std::byte> data) {
-  Fd fd(p, O_WRONLY | O_CREAT | O_TRUNC, "create");
+  Fd fd(create_new_file(p), p, "create");
   write_through_cache(fd, p, data);
   fd.sync(p);
   fd.close(p);
@@ -89,8 +129,9 @@ void write_file_synced_direct(const fs::path& p, std::span<const std::byte> data
     write_file_synced(p, data);
     return;
   }
-  const int raw = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
-  if (raw < 0 && errno == EINVAL) {  // a file system without O_DIRECT
+  remove_stale(p);
+  const int raw = open_exclusive(p, O_DIRECT);
+  if (raw < 0 && errno == EINVAL) {  // a file system without O_DIRECT (write_file_synced removes what it created)
     write_file_synced(p, data);
     return;
   }

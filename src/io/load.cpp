@@ -60,6 +60,44 @@ DocwordHeader read_docword_header(const MappedFile& file) {
   return h;
 }
 
+// The "qid:" of a ranking data set is compared only within the line (Scanner::consume):
+// the last token of a file without a final newline ends at the end of the mapping.
+std::optional<float> parse_libsvm_line(std::string_view line, std::int64_t base,
+                                       std::optional<std::int64_t> num_features, std::int64_t sample,
+                                       std::vector<Entry<float, 2>>& features) {
+  Scanner s(line);
+  if (s.blank_or_comment()) return std::nullopt;
+  const float label = s.get_number<float>("label");
+  if (!std::isfinite(label)) throw LineError{"label is not a finite number"};
+  const std::size_t mark = features.size();
+  std::int64_t previous = -1;
+  try {
+    while (s.skip_blanks(), !s.at_end() && *s.pos() != '#') {
+      if (s.consume("qid:")) {  // ranking query id: not a feature
+        s.get_index("query id");
+        continue;
+      }
+      const std::int64_t raw = s.get_index("feature id");
+      s.expect(':', "feature id:value pair");
+      const float v = s.get_number<float>("feature value");
+      if (!std::isfinite(v)) throw LineError{"feature value is not a finite number"};
+      const std::int64_t f = raw - base;
+      if (f < 0) throw LineError{fmt::format("feature id {} is below the index base {}", raw, base)};
+      if (f <= previous) throw LineError{fmt::format("feature id {} does not increase", raw)};
+      if (num_features && f >= *num_features)
+        throw LineError{fmt::format("feature id {} exceeds the {} features given", raw, *num_features)};
+      previous = f;
+      features.push_back({{sample, f}, v});
+      if (!s.at_end() && *s.pos() != ' ' && *s.pos() != '\t' && *s.pos() != '#')
+        throw LineError{"expected a space after a feature value"};
+    }
+  } catch (const LineError&) {
+    features.resize(mark);
+    throw;
+  }
+  return label;
+}
+
 }  // namespace io::detail
 
 namespace {
@@ -73,39 +111,9 @@ struct LibsvmHandler {
   std::vector<float> labels;
 
   void operator()(std::string_view line) {
-    io::Scanner s(line);
-    if (s.blank_or_comment()) return;
-    const float label = s.get_number<float>("label");
-    if (!std::isfinite(label)) throw io::LineError{"label is not a finite number"};
-    const std::size_t mark = features.size();
     const auto sample = static_cast<std::int64_t>(labels.size());
-    std::int64_t previous = -1;
-    try {
-      while (s.skip_blanks(), !s.at_end() && *s.pos() != '#') {
-        if (std::string_view(s.pos(), 4) == "qid:") {  // ranking query id: not a feature
-          s.expect('q', "qid"), s.expect('i', "qid"), s.expect('d', "qid"), s.expect(':', "qid");
-          s.get_index("query id");
-          continue;
-        }
-        const std::int64_t raw = s.get_index("feature id");
-        s.expect(':', "feature id:value pair");
-        const float v = s.get_number<float>("feature value");
-        if (!std::isfinite(v)) throw io::LineError{"feature value is not a finite number"};
-        const std::int64_t f = raw - base;
-        if (f < 0) throw io::LineError{fmt::format("feature id {} is below the index base {}", raw, base)};
-        if (f <= previous) throw io::LineError{fmt::format("feature id {} does not increase", raw)};
-        if (num_features && f >= *num_features)
-          throw io::LineError{fmt::format("feature id {} exceeds the {} features given", raw, *num_features)};
-        previous = f;
-        features.push_back({{sample, f}, v});
-        if (!s.at_end() && *s.pos() != ' ' && *s.pos() != '\t' && *s.pos() != '#')
-          throw io::LineError{"expected a space after a feature value"};
-      }
-    } catch (const io::LineError&) {
-      features.resize(mark);
-      throw;
-    }
-    labels.push_back(label);
+    if (const auto label = io::detail::parse_libsvm_line(line, base, num_features, sample, features))
+      labels.push_back(*label);
   }
 };
 

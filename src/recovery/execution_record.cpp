@@ -1,6 +1,10 @@
 #include "recovery/execution_record.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -119,11 +123,22 @@ ExecutionRecord::ExecutionRecord(Runtime& rt) : rt_(rt) {
       if (rt.rank() != 0) return;
       std::error_code ec;
       fs::create_directories(dir_, ec);
-      out_ = std::fopen((fs::path(dir_) / kRecord).c_str(), "w");
-      if (!out_) throw IoError(fmt::format("{}: cannot create the record", (fs::path(dir_) / kRecord).string()));
+      // Written as record.txt.tmp, created afresh (a symlink planted at either name is
+      // replaced, never written through), and renamed into place once it has its header;
+      // the calls are appended to the same open file as they end.
+      const fs::path record = fs::path(dir_) / kRecord, tmp = fs::path(dir_) / (std::string(kRecord) + ".tmp");
+      const int fd = detail::create_new_file(tmp);
+      out_ = ::fdopen(fd, "w");
+      if (!out_) {
+        ::close(fd);
+        throw IoError(fmt::format("{}: cannot create the record", record.string()));
+      }
       std::fprintf(out_, "strata-record 2\nprogram %s\nranks %d\nthreads %d\n", program_name().c_str(), rt.size(),
                    rt.threads());
-      std::fflush(out_);
+      if (std::fflush(out_) != 0) throw IoError(fmt::format("{}: cannot write the record", record.string()));
+      if (::rename(tmp.c_str(), record.c_str()) != 0)
+        throw IoError(fmt::format("{}: cannot rename the record into place: {}", record.string(),
+                                  detail::errno_text(errno)));
     });
   } else if (!o.replay_dir.empty()) {
     dir_ = o.replay_dir;
@@ -161,7 +176,7 @@ std::int64_t ExecutionRecord::write_order(std::uint64_t key, const RecordedSched
     detail::append<std::int64_t>(b, schedule.dims);
     detail::append<std::int64_t>(b, schedule.clocks);
     detail::append_span<std::int64_t>(b, schedule.rows);
-    detail::write_file_synced(fs::path(dir_) / order_file(id), b);
+    detail::write_file_replacing(fs::path(dir_) / order_file(id), b);
   });
   orders_[key] = id;
   return id;
@@ -226,7 +241,7 @@ void ExecutionRecord::write_timing(std::int64_t call, const std::vector<std::uin
   }
   if (!any) return;  // the same on every rank: their arrays are the same
   detail::all_or_none(rt_.comm(), [&] {
-    detail::write_file_synced(fs::path(dir_) / timing_file(call, rt_.rank()), file);
+    detail::write_file_replacing(fs::path(dir_) / timing_file(call, rt_.rank()), file);
   });
 }
 
@@ -306,7 +321,7 @@ void ExecutionRecord::write_versions(std::int64_t call, const std::vector<std::u
   }
   if (file.empty()) return;
   detail::all_or_none(rt_.comm(), [&] {
-    if (rt_.rank() == 0) detail::write_file_synced(fs::path(dir_) / versions_file(call), file);
+    if (rt_.rank() == 0) detail::write_file_replacing(fs::path(dir_) / versions_file(call), file);
   });
 }
 

@@ -197,9 +197,8 @@ void PendingCheckpoint::publish(const std::vector<Bytes>& sums) {
   detail::sync_dir(tmp_);
   if (fs::exists(dir_)) fs::remove_all(dir_);  // an earlier run's checkpoint of the same call
   fs::rename(tmp_, dir_);
-  write_text(root_ / "latest.tmp", dir_.filename().string() + "\n");
-  fs::rename(root_ / "latest.tmp", root_ / kLatestName);
-  detail::sync_dir(root_);
+  // Through latest.tmp, created afresh: a symlink planted there is replaced, not written through.
+  detail::write_file_replacing(root_ / kLatestName, dir_.filename().string() + "\n");
   const RootListing listing = list_root(root_);
   for (std::size_t k = 0; k + 2 < listing.complete.size(); ++k) fs::remove_all(root_ / listing.complete[k]);
   for (const auto& n : listing.abandoned) fs::remove_all(root_ / n);

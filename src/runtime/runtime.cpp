@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -15,12 +17,13 @@
 namespace strata {
 namespace {
 
-int parse_int_option(std::string_view name, std::string_view text, int lo) {
+int parse_int_option(std::string_view name, std::string_view text, int lo, int hi) {
   char* end = nullptr;
   const std::string s(text);
+  errno = 0;
   const long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < lo || v > 1 << 20)
-    throw OptionError(fmt::format("{}: expected an integer >= {}, got '{}'", name, lo, text));
+  if (s.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+    throw OptionError(fmt::format("{}: expected an integer in [{}, {}], got '{}'", name, lo, hi, text));
   return static_cast<int>(v);
 }
 
@@ -56,12 +59,12 @@ bool parse_checkpoint_write(std::string_view name, std::string_view text) {
 
 // Applies one option given by its name (as the user wrote it) and value.
 void apply_option(RuntimeOptions& o, std::string_view key, std::string_view shown, std::string_view value) {
-  if (key == "threads") o.threads = parse_int_option(shown, value, 1);
+  if (key == "threads") o.threads = parse_int_option(shown, value, 1, kMaxThreadsPerRank);
   else if (key == "timeout") o.timeout_seconds = parse_seconds_option(shown, value);
   else if (key == "seed") o.seed = parse_seed_option(shown, value);
   else if (key == "log") o.log_level = parse_log_level(value);
   else if (key == "checkpoint-dir") o.checkpoint_dir = parse_dir_option(shown, value);
-  else if (key == "checkpoint-every") o.checkpoint_every = parse_int_option(shown, value, 1);
+  else if (key == "checkpoint-every") o.checkpoint_every = parse_int_option(shown, value, 1, INT_MAX);
   else if (key == "checkpoint-write") o.checkpoint_in_background = parse_checkpoint_write(shown, value);
   else if (key == "resume") o.resume_dir = parse_dir_option(shown, value);
   else if (key == "record") o.record_dir = parse_dir_option(shown, value);
@@ -148,6 +151,9 @@ Runtime::Runtime(RuntimeOptions options) {
 
 void Runtime::start(RuntimeOptions options) {
   if (g_runtime_alive) throw Error("only one strata::Runtime may exist in a process");
+  if (options.threads > kMaxThreadsPerRank)
+    throw OptionError(fmt::format("RuntimeOptions::threads: {} is above the most threads per rank, {}", options.threads,
+                                  kMaxThreadsPerRank));
   options_ = options;
   CommOptions comm_options{options.timeout_seconds};
   uses_mpi_ = launched_by_mpi();

@@ -181,6 +181,22 @@ TEST_F(MetricsFile, MissingFileIsAnIoErrorNamingIt) {
   EXPECT_THROW(read_metrics_csv(dir_.string()), IoError);  // a directory
 }
 
+// A symlink planted at OUT.csv.tmp (or at OUT.csv) is replaced, never written through.
+TEST_F(MetricsFile, PlantedSymlinksAreNotFollowed) {
+  const auto victim = write("victim.txt", "precious");
+  fs::create_symlink(victim, path("m.csv.tmp"));
+  write_metrics_csv(path("m.csv"), sample_table());
+  EXPECT_EQ(slurp(victim), "precious");
+  EXPECT_FALSE(fs::is_symlink(path("m.csv")));
+  EXPECT_EQ(read_metrics_csv(path("m.csv")).rows.size(), 3u);
+  fs::remove(path("m.csv"));
+  fs::create_symlink(victim, path("m.csv"));
+  fs::create_symlink(victim, path("m.csv.tmp"));
+  write_file_atomically(path("m.csv"), "plain");
+  EXPECT_EQ(slurp(victim), "precious");
+  EXPECT_EQ(slurp(path("m.csv")), "plain");
+}
+
 TEST_F(MetricsFile, WriteErrors) {
   const auto p = path("no_such_dir/m.csv");
   try {

@@ -1,6 +1,13 @@
-// Line parsers on good and bad lines, without files or ranks.
+// Line parsers on good and bad lines, without files or ranks; and lines that end where
+// the readable memory ends, as the last line of a mapped file without a final newline.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstring>
+#include <stdexcept>
+
+#include "strata/io/load.hpp"
 #include "strata/io/parsers.hpp"
 
 namespace strata {
@@ -82,6 +89,90 @@ TEST(Docword, RecordsNeedPositiveCounts) {
   EXPECT_EQ((run<int, 2>(parse::docword_records, "2 5 3", 1)).at(0).index, (Index<2>{1, 4}));
   EXPECT_EQ((reason<int, 2>(parse::docword_records, "2 5 0", 1)), "count must be positive");
   EXPECT_EQ((reason<int, 2>(parse::docword_records, "2 5", 1)), "missing count");
+}
+
+// A copy of `text` whose last byte is the last readable byte: the page after it is
+// PROT_NONE, so a parser that reads one byte past the end faults, as it does past the
+// end of a mapped file whose size is a whole number of pages.
+class AtPageEnd {
+ public:
+  explicit AtPageEnd(std::string_view text) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    size_ = (text.size() / page + 2) * page;
+    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
+    base_ = static_cast<char*>(p);
+    char* guard = base_ + size_ - page;
+    if (::mprotect(guard, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
+    std::memcpy(guard - text.size(), text.data(), text.size());
+    view_ = std::string_view(guard - text.size(), text.size());
+  }
+  ~AtPageEnd() { ::munmap(base_, size_); }
+  AtPageEnd(const AtPageEnd&) = delete;
+  AtPageEnd& operator=(const AtPageEnd&) = delete;
+  std::string_view view() const { return view_; }
+
+ private:
+  char* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::string_view view_;
+};
+
+// The LIBSVM line parser: the label, or the reason the line is malformed.
+std::string libsvm(std::string_view line, std::vector<Entry<float, 2>>& features) {
+  try {
+    const auto label = io::detail::parse_libsvm_line(line, 1, std::nullopt, 0, features);
+    return label ? fmt::format("label {}", *label) : "blank";
+  } catch (const io::LineError& e) {
+    return e.reason;
+  }
+}
+
+TEST(LastToken, ScannerConsumeComparesOnlyWithinTheLine) {
+  for (const char* text : {"q", "qi", "qid", "qid:"}) {
+    const AtPageEnd at(text);
+    io::Scanner s(at.view());
+    EXPECT_EQ(s.consume("qid:"), std::string_view(text) == "qid:") << text;
+  }
+}
+
+TEST(LastToken, TextFormatsParseLinesEndingAtTheEndOfMemory) {
+  for (const char* line : {"3 7 4", "3 7 45", "3 7 4.5", "3,7,4"}) {
+    const AtPageEnd at(line);
+    const auto e = run<float, 2>(parse::triplets, at.view());
+    ASSERT_EQ(e.size(), 1u) << line;
+    EXPECT_EQ(e[0].index, (Index<2>{3, 7})) << line;
+  }
+  for (const char* line : {"1 2", "1 22", "1 222", "1 2 5", "1 2 0.5"}) {
+    const AtPageEnd at(line);
+    EXPECT_EQ((run<float, 2>(parse::edges, at.view())).size(), 1u) << line;
+  }
+  for (const char* line : {"2 5 3", "2 5 33", "2 5 333"}) {
+    const AtPageEnd at(line);
+    EXPECT_EQ((run<int, 2>(parse::docword_records, at.view(), 1)).size(), 1u) << line;
+  }
+  const AtPageEnd bad("3 7 x");
+  EXPECT_EQ((reason<float, 2>(parse::triplets, bad.view())), "bad value 'x'");
+}
+
+// The crash of issue 29: "qid:" was compared as 4 bytes at every token, reading past a
+// last token of 1 to 3 characters.
+TEST(LastToken, LibsvmLinesEndingInAShortToken) {
+  struct Case {
+    const char* line;
+    std::string want;
+    std::size_t features;
+  };
+  for (const Case& c : {Case{"1 2:1", "label 1", 1}, Case{"1", "label 1", 0}, Case{"-1 qid:3 2:1", "label -1", 1},
+                        Case{"1 qid:7", "label 1", 0}, Case{"1 2:1 3:2", "label 1", 2},
+                        Case{"1 q", "bad feature id 'q'", 0}, Case{"1 qi", "bad feature id 'qi'", 0},
+                        Case{"1 qid", "bad feature id 'qid'", 0},
+                        Case{"1 2", "expected ':' in feature id:value pair", 0}}) {
+    const AtPageEnd at(c.line);
+    std::vector<Entry<float, 2>> features;
+    EXPECT_EQ(libsvm(at.view(), features), c.want) << c.line;
+    EXPECT_EQ(features.size(), c.features) << c.line;
+  }
 }
 
 }  // namespace

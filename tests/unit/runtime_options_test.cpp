@@ -44,7 +44,9 @@ TEST(RuntimeOptions, CheckpointWriteMode) {
 
 TEST(RuntimeOptions, BadValuesNameTheOption) {
   for (const char* bad : {"--strata-threads=0", "--strata-threads=two", "--strata-timeout=-1", "--strata-log=loud",
-                          "--strata-bogus=1", "--strata-seed=-4", "--strata-checkpoint-write=later"}) {
+                          "--strata-bogus=1", "--strata-seed=-4", "--strata-checkpoint-write=later",
+                          "--strata-threads=1025", "--strata-threads=4294967297", "--strata-threads=2147483648",
+                          "--strata-checkpoint-every=4294967297"}) {
     Args a({"prog", bad});
     try {
       parse_runtime_options(a.argc, a.ptrs.data());
@@ -55,6 +57,21 @@ TEST(RuntimeOptions, BadValuesNameTheOption) {
         EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
       }
     }
+  }
+}
+
+// Integers are range-checked before they are narrowed to int; threads per rank are
+// bounded (kMaxThreadsPerRank), and the message says the range.
+TEST(RuntimeOptions, ThreadsAreBounded) {
+  Args most({"prog", "--strata-threads=1024"});
+  EXPECT_EQ(parse_runtime_options(most.argc, most.ptrs.data()).threads, kMaxThreadsPerRank);
+  Args too_many({"prog", "--strata-threads=100000"});
+  try {
+    parse_runtime_options(too_many.argc, too_many.ptrs.data());
+    ADD_FAILURE() << "accepted 100000 threads";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("--strata-threads: expected an integer in [1, 1024]"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,10 +1,13 @@
 #include "command_line.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
+#include "strata/runtime.hpp"
 
 namespace strata::cli {
 
@@ -46,11 +49,14 @@ class Args {
   bool has_pending_ = false;
 };
 
-std::int64_t integer(const std::string& key, const std::string& v, std::int64_t min) {
+// An integer option in [min, max], checked as 64-bit before the caller narrows it.
+std::int64_t integer(const std::string& key, const std::string& v, std::int64_t min, std::int64_t max) {
   apps::Settings s;
   s.declare(key.substr(2), v, "");
-  return s.integer(key.substr(2), min);
+  return s.integer(key.substr(2), min, max);
 }
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
   if (args.size() < 2 || args[1].rfind("-", 0) == 0)
@@ -70,9 +76,9 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
     else if (k == "--synthetic") {
       t.config.synthetic.parse_spec(a.value(k));
       synthetic = true;
-    } else if (k == "--epochs") t.config.epochs = static_cast<int>(integer(k, a.value(k), 1));
-    else if (k == "--seed") t.config.seed = static_cast<std::uint64_t>(integer(k, a.value(k), 0));
-    else if (k == "--threads") cl.threads = static_cast<int>(integer(k, a.value(k), 1));
+    } else if (k == "--epochs") t.config.epochs = static_cast<int>(integer(k, a.value(k), 1, kIntMax));
+    else if (k == "--seed") t.config.seed = static_cast<std::uint64_t>(integer(k, a.value(k), 0, INT64_MAX));
+    else if (k == "--threads") cl.threads = static_cast<int>(integer(k, a.value(k), 1, kMaxThreadsPerRank));
     else if (k == "--plan") {
       const std::string given = a.value(k);
       std::string p = given;
@@ -95,7 +101,7 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
       cl.runtime_args.push_back("--strata-" + k.substr(2) + "=" + a.value(k));
       recovering = true;
     } else if (k == "--checkpoint-every" && !t.explain_only) {
-      cl.runtime_args.push_back("--strata-checkpoint-every=" + std::to_string(integer(k, a.value(k), 1)));
+      cl.runtime_args.push_back("--strata-checkpoint-every=" + std::to_string(integer(k, a.value(k), 1, kIntMax)));
     } else if (k == "--checkpoint-write" && !t.explain_only) {
       const std::string how = a.value(k);
       if (how != "background" && how != "inline")

@@ -6,10 +6,13 @@
 //   strata plot a.csv b.csv -o both.svg
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -172,29 +175,33 @@ bool lead_process() {
   return !r || std::string(r) == "0";
 }
 
-}  // namespace
+// One line for any exception: Strata's errors say what they are; for the others,
+// sizes that options give are checked before they are allocated (naming the option),
+// so what fails here is a size the data asks for, or the machine itself.
+std::string failure_line(const std::exception& e) {
+  std::string what;
+  if (dynamic_cast<const Error*>(&e)) what = e.what();
+  else if (dynamic_cast<const std::bad_alloc*>(&e))
+    what = "out of memory: an allocation failed (a size in the data or the options is too large for this machine)";
+  else if (dynamic_cast<const std::system_error*>(&e)) what = fmt::format("system error: {}", e.what());
+  else what = fmt::format("unexpected error: {}", e.what());
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  return what;
+}
 
-}  // namespace strata::cli
-
-int main(int argc, char** argv) {
-  using namespace strata;
-  cli::CommandLine cl;
+int run(int argc, char** argv) {
+  CommandLine cl;
   try {
-    cl = cli::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    cl = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const Error& e) {
-    if (cli::lead_process()) std::fprintf(stderr, "strata: %s\n", e.what());
+    if (lead_process()) std::fprintf(stderr, "strata: %s\n", e.what());
     return 2;
   }
-  if (cl.verb == cli::CommandLine::Verb::help) {
-    if (cli::lead_process()) std::printf("%s", cli::usage().c_str());
+  if (cl.verb == CommandLine::Verb::help) {
+    if (lead_process()) std::printf("%s", usage().c_str());
     return 0;
   }
-  try {
-    if (cl.verb == cli::CommandLine::Verb::plot) return cli::plot(cl.plot);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "strata: %s\n", e.what());
-    return 1;
-  }
+  if (cl.verb == CommandLine::Verb::plot) return plot(cl.plot);
   // The runtime sees --threads as --strata-threads, so it wins over STRATA_THREADS.
   std::vector<std::string> rt_args{"strata"};
   if (cl.threads > 0) rt_args.push_back("--strata-threads=" + std::to_string(cl.threads));
@@ -203,19 +210,35 @@ int main(int argc, char** argv) {
   for (auto& a : rt_args) rt_argv.push_back(a.data());
   rt_argv.push_back(nullptr);
   int rt_argc = static_cast<int>(rt_args.size());
+  Runtime rt(rt_argc, rt_argv.data());
   try {
-    Runtime rt(rt_argc, rt_argv.data());
-    try {
-      return cli::train(rt, cl.train);
-    } catch (const Error& e) {
-      // Errors in the data or options are found by every rank alike: one line.
-      const bool shared = dynamic_cast<const OptionError*>(&e) || dynamic_cast<const ParseError*>(&e) ||
-                          dynamic_cast<const IoError*>(&e);
-      if (rt.rank() == 0 || !shared) std::fprintf(stderr, "strata: %s\n", e.what());
-      return 1;
-    }
+    return train(rt, cl.train);
   } catch (const Error& e) {
-    std::fprintf(stderr, "strata: %s\n", e.what());
+    // Errors in the data or options are found by every rank alike: one line.
+    const bool shared = dynamic_cast<const OptionError*>(&e) || dynamic_cast<const ParseError*>(&e) ||
+                        dynamic_cast<const IoError*>(&e);
+    if (rt.rank() == 0 || !shared) std::fprintf(stderr, "strata: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    // Before the Runtime stops: a rank that ran out of memory says so itself.
+    std::fprintf(stderr, "strata: %s\n", failure_line(e).c_str());
     return 1;
   }
+}
+
+}  // namespace
+
+}  // namespace strata::cli
+
+// Every exception ends here at the latest: one line on stderr and exit status 1,
+// never std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return strata::cli::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata: %s\n", strata::cli::failure_line(e).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "strata: unexpected error of an unknown type\n");
+  }
+  return 1;
 }

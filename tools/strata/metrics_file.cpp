@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <system_error>
 
 #include "strata/error.hpp"
+#include "strata/io/files.hpp"
 
 namespace strata::cli {
 namespace {
@@ -160,25 +160,8 @@ std::vector<std::string> MetricsTable::metric_columns() const {
   return out;
 }
 
-namespace {
-// Removes the temporary and reports the failure against the file asked for.
-[[noreturn]] void fail_write(const std::string& path, const std::string& tmp, const char* doing,
-                             int err) {
-  std::remove(tmp.c_str());
-  throw IoError(
-      fmt::format("cannot write '{}' ({} '{}': {})", path, doing, tmp, std::strerror(err)));
-}
-}  // namespace
-
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail_write(path, tmp, "creating", errno);
-  const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size() &&
-                       std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  const int err = errno;
-  if (std::fclose(f) != 0 || !written) fail_write(path, tmp, "writing", written ? errno : err);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail_write(path, tmp, "renaming", errno);
+  detail::write_file_replacing(path, content);
 }
 
 void write_metrics_csv(const std::string& path, const MetricsTable& table) {

@@ -64,7 +64,8 @@ void write_metrics_csv(const std::string& path, const MetricsTable& table);
 /// that is not a number (nan and inf are numbers).
 MetricsTable read_metrics_csv(const std::string& path);
 
-/// Writes `content` to `path` atomically: to `path.tmp`, flushed to disk, then
+/// Writes `content` to `path` atomically: to `path.tmp`, created afresh (a symlink
+/// planted at either name is replaced, never written through), flushed to disk, then
 /// renamed over `path`, so a reader sees the old file or the new one, never a part.
 /// IoError naming the path (and the reason) on failure; the temporary is removed.
 void write_file_atomically(const std::string& path, std::string_view content);

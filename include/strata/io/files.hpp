@@ -7,13 +7,34 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "strata/comm.hpp"
 #include "strata/error.hpp"
 
 namespace strata::detail {
 
-/// Creates or truncates `p`, writes `data`, fsyncs and closes it.
+// Every file Strata writes is created afresh, never opened through a name someone else
+// may have planted: whatever is at the name (a stale file, or a symlink pointing at a
+// file the user cares about) is unlinked, which never follows a link, and the name is
+// created with O_CREAT | O_EXCL | O_NOFOLLOW, so a link planted between the two steps
+// makes the create fail instead of being written through.
+
+/// Creates `p` as a new empty file for writing, as above; returns its descriptor
+/// (close-on-exec). IoError naming `p` when it cannot.
+int create_new_file(const std::filesystem::path& p, int extra_flags = 0);
+
+/// Writes `data` to `path` as a whole: to `path.tmp` (created by create_new_file),
+/// fsynced when `sync`, then renamed over `path`, so a reader sees the old file or the
+/// new one and a symlink planted at either name is replaced, never followed. With
+/// `sync` the directory is fsynced too, making the new name durable. IoError naming
+/// `path` on failure; the temporary is removed.
+void write_file_replacing(const std::filesystem::path& path, std::span<const std::byte> data, bool sync = true);
+void write_file_replacing(const std::filesystem::path& path, std::string_view text, bool sync = true);
+
+/// Creates `p` afresh (create_new_file), writes `data`, fsyncs and closes it. For a
+/// name inside a temporary directory that is itself renamed into place (checkpoints);
+/// anywhere else use write_file_replacing.
 void write_file_synced(const std::filesystem::path& p, std::span<const std::byte> data);
 
 /// The alignment, in memory and in length, of what write_file_synced_direct hands to

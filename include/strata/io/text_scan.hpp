@@ -74,6 +74,14 @@ class Scanner {
     return v;
   }
 
+  /// Skips `word` when the rest of the line starts with it. Compares only bytes of the
+  /// line: a short last token of a file must not make it read past the mapped end.
+  bool consume(std::string_view word) {
+    if (static_cast<std::size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) return false;
+    p_ += word.size();
+    return true;
+  }
+
   /// Expects a specific character (e.g. ':' between a feature id and its value).
   void expect(char c, const char* what) {
     if (p_ == end_ || *p_ != c) throw LineError{std::string("expected '") + c + "' in " + what};

@@ -1,0 +1,38 @@
+#include "common/memory_needs.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "strata/error.hpp"
+
+namespace strata::apps {
+
+std::uint64_t machine_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;  // unknown: nothing is refused
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+MemoryNeeds& MemoryNeeds::add(std::string what, double count, double bytes_each) {
+  needs_.push_back({std::move(what), count * bytes_each});
+  return *this;
+}
+
+void MemoryNeeds::check() const {
+  if (needs_.empty()) return;
+  double total = 0;
+  for (const auto& n : needs_) total += n.bytes;
+  const auto memory = static_cast<double>(machine_memory());
+  if (total <= memory) return;
+  const auto largest =
+      std::max_element(needs_.begin(), needs_.end(), [](const Need& a, const Need& b) { return a.bytes < b.bytes; });
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  throw OptionError(fmt::format("{} is too large: the run would need about {:.3g} GiB, more than this machine's "
+                                "{:.3g} GiB of memory",
+                                largest->what, total / kGiB, memory / kGiB));
+}
+
+}  // namespace strata::apps

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The `strata` command against hostile or unlucky input (issue #29): integer options
+# out of range are refused naming the option and its range (never narrowed); sizes
+# far beyond the machine's memory are refused naming the option before anything is
+# allocated; an allocation that fails anyway ends in one line, not an abort; and a
+# symlink planted where the command writes a file (metrics, plot, model, the
+# checkpoints' latest.tmp, the record) is replaced, never written through.
+#   hostile_input_test.sh STRATA_BINARY SCRATCH_DIR
+set -uo pipefail
+strata=$1
+dir=$2
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error CODE PATTERN ARGS...: exits with CODE, stderr is one line matching PATTERN.
+expect_error() {
+  local code=$1 pattern=$2
+  shift 2
+  "$strata" "$@" >out.txt 2>err.txt
+  local rc=$?
+  [ "$rc" -eq "$code" ] || fail "strata $*: exit $rc, wanted $code ($(head -c 300 err.txt))"
+  [ "$(wc -l <err.txt)" -eq 1 ] || fail "strata $*: stderr has $(wc -l <err.txt) lines: $(head -c 600 err.txt)"
+  grep -q -- "$pattern" err.txt || fail "strata $*: stderr '$(head -c 300 err.txt)' lacks '$pattern'"
+}
+
+small="users=400,items=100,ratings=8000"
+
+# Integer options: checked as 64-bit against their range, never wrapped round.
+expect_error 2 "--epochs: 3000000000 is outside the allowed range \[1, 2147483647\]" \
+  train mf --synthetic "$small" --epochs 3000000000
+expect_error 2 "--threads: 2147483648 is outside the allowed range \[1, 1024\]" \
+  train mf --synthetic "$small" --threads 2147483648
+expect_error 2 "--threads: 4294967297 is outside" train mf --synthetic "$small" --threads 4294967297
+expect_error 2 "--threads: 100000 is outside the allowed range \[1, 1024\]" \
+  train mf --synthetic "$small" --threads 100000
+expect_error 2 "--threads: 0 is outside" train mf --synthetic "$small" --threads 0
+expect_error 2 "--checkpoint-every: 4294967297 is outside" \
+  train mf --synthetic "$small" --checkpoint-dir ck0 --checkpoint-every 4294967297
+expect_error 2 "--seed: 99999999999999999999 is outside" train mf --synthetic "$small" --seed 99999999999999999999
+expect_error 2 "--epochs: -1 is outside" train mf --synthetic "$small" --epochs -1
+expect_error 1 "--rank: 4294967297 is outside" train mf --synthetic "$small" --rank 4294967297
+expect_error 1 "--synthetic users: 99999999999999999999 is outside" train mf --synthetic users=99999999999999999999
+export STRATA_THREADS=100000
+expect_error 1 "STRATA_THREADS: expected an integer in \[1, 1024\], got '100000'" train mf --synthetic "$small"
+unset STRATA_THREADS
+[ ! -e ck0 ] || fail "a refused command created its checkpoint directory"
+
+# Sizes from options, checked before anything is allocated.
+expect_error 1 "--synthetic ratings=1000000000000 is too large" train mf --synthetic ratings=1000000000000
+expect_error 1 "--synthetic users=10000000000 x items=10000000000 is too large" \
+  train mf --synthetic users=10000000000,items=10000000000,ratings=10
+expect_error 1 "--synthetic users=100000000000 is too large" train mf --synthetic users=100000000000,ratings=10
+expect_error 1 "--synthetic samples=1000000000000 is too large" train slr --synthetic samples=1000000000000
+expect_error 1 "--synthetic features=2000000000 is too large\|--synthetic samples" \
+  train slr --synthetic samples=10,features=2000000000,nnz=1 --epochs 1
+expect_error 1 "--synthetic docs=2000000000 with doclen=1000000 is too large" \
+  train lda --synthetic docs=2000000000,doclen=1000000
+expect_error 1 "--synthetic words=2000000000 with topics=100000 is too large" \
+  train lda --synthetic docs=10,words=2000000000,topics=100000
+expect_error 1 "--synthetic ratings=1000000000000 is too large" explain mf --synthetic ratings=1000000000000
+
+# An allocation that fails all the same (here under a 1 GiB address-space limit) is
+# one line and exit 1, not std::terminate's abort.
+before=$failures
+(
+  ulimit -v 1048576
+  expect_error 1 "out of memory\|is too large" train mf --synthetic users=100000,items=100000,ratings=300000000
+  [ "$failures" -eq "$before" ]
+) || failures=$((failures + 1))
+
+# Planted symlinks: each points at a file the run must leave alone.
+printf 'precious\n' >victim.txt
+untouched() { [ "$(cat victim.txt)" = "precious" ] || fail "$1: the symlink's target was overwritten"; }
+regular() { [ -f "$1" ] && [ ! -L "$1" ] || fail "$1 is not a regular file"; }
+
+ln -s "$PWD/victim.txt" m.csv.tmp
+ln -s "$PWD/victim.txt" m.svg.tmp
+ln -s "$PWD/victim.txt" m.svg
+"$strata" train mf --synthetic "$small" --epochs 2 --rank 4 --metrics m.csv --plot m.svg >run.txt 2>&1 ||
+  fail "train with planted metrics links exited $?: $(cat run.txt)"
+untouched "--metrics/--plot"
+regular m.csv && grep -q "^pass," m.csv || fail "m.csv was not written"
+regular m.svg && grep -q "</svg>" m.svg || fail "m.svg was not written"
+
+mkdir ck
+ln -s "$PWD/victim.txt" ck/latest.tmp
+"$strata" train mf --synthetic "$small" --epochs 2 --rank 4 --checkpoint-dir ck >run.txt 2>&1 ||
+  fail "train with a planted ck/latest.tmp exited $?: $(cat run.txt)"
+untouched "--checkpoint-dir"
+regular ck/latest && grep -q "^call-" ck/latest || fail "ck/latest was not written: $(cat ck/latest)"
+[ ! -e ck/latest.tmp ] && [ ! -L ck/latest.tmp ] || fail "ck/latest.tmp was left behind"
+
+mkdir rec
+ln -s "$PWD/victim.txt" rec/record.txt
+ln -s "$PWD/victim.txt" rec/record.txt.tmp
+"$strata" train mf --synthetic "$small" --epochs 2 --rank 4 --threads 1 --record rec >run.txt 2>&1 ||
+  fail "train with a planted rec/record.txt exited $?: $(cat run.txt)"
+untouched "--record"
+regular rec/record.txt && [ "$(head -1 rec/record.txt)" = "strata-record 2" ] || fail "rec/record.txt was not written"
+grep -q "^call 2 " rec/record.txt || fail "rec/record.txt lacks the calls: $(cat rec/record.txt)"
+"$strata" train mf --synthetic "$small" --epochs 2 --rank 4 --threads 1 --replay rec >run.txt 2>&1 ||
+  fail "the record of a run with planted links does not replay: $(cat run.txt)"
+
+mkdir lda-model
+ln -s "$PWD/victim.txt" lda-model/model.txt
+ln -s "$PWD/victim.txt" lda-model/model.txt.tmp
+"$strata" train lda --synthetic docs=50,words=100,topics=4,doclen=20 --epochs 1 --save lda-model >run.txt 2>&1 ||
+  fail "lda --save with planted links exited $?: $(cat run.txt)"
+untouched "--save (lda)"
+regular lda-model/model.txt && grep -q "^topics 4" lda-model/model.txt || fail "lda-model/model.txt was not written"
+
+[ "$failures" -eq 0 ] && echo "all hostile-input checks passed"
+exit $((failures > 0))
