@@ -7,20 +7,9 @@ set -uo pipefail
 strata=$1
 dir=$2
 mpiexec=${MPIEXEC:-mpirun}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_error CODE PATTERN ARGS...: exits with CODE, stderr is one line matching PATTERN.
-expect_error() {
-  local code=$1 pattern=$2
-  shift 2
-  "$strata" "$@" >out.txt 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$code" ] || fail "strata $*: exit $rc, wanted $code"
-  [ "$(wc -l <err.txt)" -eq 1 ] || fail "strata $*: stderr has $(wc -l <err.txt) lines: $(cat err.txt)"
-  grep -q -- "$pattern" err.txt || fail "strata $*: stderr '$(cat err.txt)' lacks '$pattern'"
-}
+source "$here/cli_test_lib.sh"
 
 small="users=400,items=100,ratings=8000"
 
