@@ -53,19 +53,35 @@ using PassCallback = std::function<void(const PassReport&)>;
 /// Printed once before the first pass: what was loaded and how it will run.
 using InfoCallback = std::function<void(const std::string&)>;
 
-struct App {
+/// What the command line knows of an app before anything runs: its name, help and
+/// declared options. Apart from App's run functions so that parsing a command line
+/// links no training code (the command-line fuzzer, fuzz/command_line.cpp, links only
+/// this): each app's <app>/info.cpp defines <app>_info(), its app.cpp <app>_app().
+struct AppInfo {
   std::string name;           ///< "mf"
   std::string summary;        ///< one line for `strata --help`
   std::string unit;           ///< what items are: "ratings", "samples", "tokens"
   Settings synthetic_keys;    ///< SPEC keys with defaults and help
   Settings options;           ///< app options with defaults and help
+};
+
+struct App : AppInfo {
   /// Trains for config.epochs passes, calling `pass` after each (on every rank).
   std::function<void(Runtime&, const RunConfig&, const InfoCallback&, const PassCallback&)> train;
   /// Prints (rank 0) the plan of every loop the app runs, without training.
   std::function<void(Runtime&, const RunConfig&)> explain;
 };
 
-/// Every app, in the order `strata --help` lists them.
+AppInfo mf_info();
+AppInfo slr_info();
+AppInfo lda_info();
+
+/// Every app's info, in the order `strata --help` lists them (common/catalogue.cpp).
+const std::vector<AppInfo>& app_catalogue();
+/// The info of the app called `name`; OptionError naming the known ones otherwise.
+const AppInfo& find_app_info(const std::string& name);
+
+/// Every app, in the catalogue's order (common/registry.cpp).
 const std::vector<App>& all_apps();
 /// The app called `name`; OptionError naming the known ones otherwise.
 const App& find_app(const std::string& name);

@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "common/app.hpp"
 #include "strata/error.hpp"
@@ -27,19 +26,27 @@ App one_process_serial(App app) {
 
 }  // namespace
 
+// The same apps in the same order as the catalogue, which the command line parses
+// against: checked once, so a new app cannot be added to one list only.
 const std::vector<App>& all_apps() {
-  static const std::vector<App> apps = {one_process_serial(mf_app()), one_process_serial(slr_app()),
-                                        one_process_serial(lda_app())};
+  static const std::vector<App> apps = [] {
+    std::vector<App> a = {one_process_serial(mf_app()), one_process_serial(slr_app()),
+                          one_process_serial(lda_app())};
+    const auto& catalogue = app_catalogue();
+    STRATA_CHECK(a.size() == catalogue.size(), "the apps and the app catalogue differ");
+    for (std::size_t k = 0; k < a.size(); ++k)
+      STRATA_CHECK(a[k].name == catalogue[k].name, fmt::format("app {} is {} in the catalogue", a[k].name,
+                                                              catalogue[k].name));
+    return a;
+  }();
   return apps;
 }
 
 const App& find_app(const std::string& name) {
-  std::vector<std::string> known;
-  for (const auto& a : all_apps()) {
-    if (a.name == name) return a;
-    known.push_back(a.name);
-  }
-  throw OptionError(fmt::format("unknown app '{}' (known: {})", name, fmt::join(known, ", ")));
+  const AppInfo& info = find_app_info(name);  // OptionError for an unknown name
+  for (const auto& a : all_apps())
+    if (a.name == info.name) return a;
+  throw InternalError(fmt::format("app {} is in the catalogue only", name));
 }
 
 }  // namespace strata::apps

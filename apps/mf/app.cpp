@@ -97,28 +97,6 @@ void explain(Runtime& rt, const RunConfig& c) {
 
 }  // namespace
 
-App mf_app() {
-  App a;
-  a.name = "mf";
-  a.summary = "matrix factorisation by SGD (squared loss + L2); expected plan: 2-D rotation";
-  a.unit = "ratings";
-  a.synthetic_keys = Settings("--synthetic ");
-  a.synthetic_keys.declare("users", "50000", "users")
-      .declare("items", "5000", "items")
-      .declare("ratings", "1000000", "ratings (distinct user-item pairs)")
-      .declare("rank", "5", "rank of the planted model");
-  a.options.declare("rank", "64", "factors per user and item (K)")
-      .declare("step", "plain", "plain | adagrad")
-      .declare("lr", "0.005", "step size (AdaGrad: base rate)")
-      .declare("reg", "0.02", "L2 weight")
-      .declare("holdout", "0.1", "fraction of ratings held out for test RMSE")
-      .declare("order", "key", "key | shuffled: order of ratings inside a block (Strata)")
-      .declare("rounds", "0", "2-D plan: times the item blocks go round the workers per pass (0: Strata's choice)")
-      .declare("slices", "0", "2-D plan: slices of each worker's users, one per round in turn (0: Strata's choice)")
-      .declare("clock", "1000", "data-parallel plan: iterations per worker between BSP clocks");
-  a.train = train;
-  a.explain = explain;
-  return a;
-}
+App mf_app() { return {mf_info(), train, explain}; }
 
 }  // namespace strata::apps

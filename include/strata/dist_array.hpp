@@ -49,13 +49,6 @@ namespace detail {
 struct ArrayAccess;
 }  // namespace detail
 
-/// One element of a sparse array (or of a dense one, when listed).
-template <class T, std::size_t N>
-struct Entry {
-  Index<N> index;
-  T value;
-};
-
 template <class T, std::size_t N>
 class DistArray : public detail::ArrayBase {
   static_assert(N >= 1 && N <= 4, "DistArray supports 1 to 4 dimensions");

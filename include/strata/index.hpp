@@ -54,6 +54,14 @@ constexpr bool in_bounds(const Index<N>& i, const Shape<N>& s) {
   return true;
 }
 
+/// One element of a sparse array (or of a dense one, when listed): an index and its
+/// value. Here, beside Index, so that line parsers need not include DistArray.
+template <class T, std::size_t N>
+struct Entry {
+  Index<N> index;
+  T value;
+};
+
 /// "(3, 4)" for messages.
 template <std::size_t N>
 std::string to_string(const Index<N>& i) {

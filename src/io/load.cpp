@@ -1,5 +1,6 @@
-// Non-template parts of the loaders: opening files collectively, docword headers,
-// LIBSVM parsing and the end of every load report.
+// Non-template parts of the loaders: opening files collectively, loading LIBSVM files
+// and the end of every load report (the docword header and LIBSVM lines themselves are
+// parsed in text_records.cpp).
 #include "strata/io/load.hpp"
 
 namespace strata {
@@ -32,70 +33,6 @@ void finish_report(Runtime& rt, LoadReport& report, std::chrono::steady_clock::t
                     report.lines);
   for (const auto& b : report.first_bad_lines)
     rt.logger().log(LogLevel::warn, "{}:{}: {}: '{}'", report.path, b.line, b.reason, b.text.substr(0, 200));
-}
-
-DocwordHeader read_docword_header(const MappedFile& file) {
-  static constexpr const char* kNames[] = {"number of documents", "number of words", "number of non-zeros"};
-  const std::string_view text = file.text();
-  DocwordHeader h;
-  std::int64_t* fields[] = {&h.docs, &h.words, &h.nnz};
-  std::size_t pos = 0;
-  for (int k = 0; k < 3; ++k) {
-    if (pos >= text.size())
-      throw ParseError(file.path(), k + 1, "", fmt::format("missing header line: {}", kNames[k]));
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    const std::string_view line = text.substr(pos, end - pos);
-    try {
-      Scanner s(line);
-      *fields[k] = s.get_index(kNames[k]);
-      s.finish(kNames[k]);
-    } catch (const LineError& e) {
-      throw ParseError(file.path(), k + 1, std::string(line), e.reason);
-    }
-    if (k == 2) h.nnz_line = std::string(line);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-  }
-  h.data_begin = pos;
-  return h;
-}
-
-// The "qid:" of a ranking data set is compared only within the line (Scanner::consume):
-// the last token of a file without a final newline ends at the end of the mapping.
-std::optional<float> parse_libsvm_line(std::string_view line, std::int64_t base,
-                                       std::optional<std::int64_t> num_features, std::int64_t sample,
-                                       std::vector<Entry<float, 2>>& features) {
-  Scanner s(line);
-  if (s.blank_or_comment()) return std::nullopt;
-  const float label = s.get_number<float>("label");
-  if (!std::isfinite(label)) throw LineError{"label is not a finite number"};
-  const std::size_t mark = features.size();
-  std::int64_t previous = -1;
-  try {
-    while (s.skip_blanks(), !s.at_end() && *s.pos() != '#') {
-      if (s.consume("qid:")) {  // ranking query id: not a feature
-        s.get_index("query id");
-        continue;
-      }
-      const std::int64_t raw = s.get_index("feature id");
-      s.expect(':', "feature id:value pair");
-      const float v = s.get_number<float>("feature value");
-      if (!std::isfinite(v)) throw LineError{"feature value is not a finite number"};
-      const std::int64_t f = raw - base;
-      if (f < 0) throw LineError{fmt::format("feature id {} is below the index base {}", raw, base)};
-      if (f <= previous) throw LineError{fmt::format("feature id {} does not increase", raw)};
-      if (num_features && f >= *num_features)
-        throw LineError{fmt::format("feature id {} exceeds the {} features given", raw, *num_features)};
-      previous = f;
-      features.push_back({{sample, f}, v});
-      if (!s.at_end() && *s.pos() != ' ' && *s.pos() != '\t' && *s.pos() != '#')
-        throw LineError{"expected a space after a feature value"};
-    }
-  } catch (const LineError&) {
-    features.resize(mark);
-    throw;
-  }
-  return label;
 }
 
 }  // namespace io::detail

@@ -54,4 +54,10 @@ std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::si
   return {snap(begin), snap(end)};
 }
 
+std::pair<std::size_t, std::size_t> line_share(std::string_view text, std::size_t begin, std::size_t end,
+                                               std::size_t part, std::size_t parts) {
+  const std::size_t n = end - begin;
+  return snap_to_lines(text, begin + n * part / parts, begin + n * (part + 1) / parts, begin);
+}
+
 }  // namespace strata::io

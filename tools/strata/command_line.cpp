@@ -64,7 +64,7 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
                                   args[0]));
   TrainCommand& t = cl.train;
   t.explain_only = args[0] == "explain";
-  t.app = &apps::find_app(args[1]);
+  t.app = &apps::find_app_info(args[1]);
   t.config.synthetic = t.app->synthetic_keys;
   t.config.options = t.app->options;
   bool synthetic = false, recovering = false;
@@ -169,7 +169,7 @@ std::string usage() {
       "command otherwise) skips what the newest checkpoint there covers.\n"
       "--record DIR logs each loop call's order and results; --replay DIR reruns the command checking each\n"
       "call against the log, on the recorded ranks and threads or in one process with --threads 1.\n";
-  for (const auto& app : apps::all_apps()) {
+  for (const auto& app : apps::app_catalogue()) {
     s += fmt::format("\n{}: {}\n  --synthetic keys:", app.name, app.summary);
     for (const auto& e : app.synthetic_keys.entries()) s += fmt::format(" {}={}", e.name, e.value);
     s += "\n";

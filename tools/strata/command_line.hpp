@@ -10,7 +10,9 @@
 namespace strata::cli {
 
 struct TrainCommand {
-  const apps::App* app = nullptr;
+  /// The app's name and options; apps::find_app(app->name) runs it. Parsing needs no
+  /// more (and so links no training code).
+  const apps::AppInfo* app = nullptr;
   apps::RunConfig config;
   std::string metrics_path, plot_path;  ///< --metrics, --plot (empty: none)
   bool explain_only = false;            ///< `strata explain`

@@ -93,7 +93,7 @@ void print_checkpoint_times(const recovery::CheckpointTimes& ck, const RuntimeOp
 int train(Runtime& rt, const TrainCommand& t) {
   const bool lead = rt.rank() == 0;
   if (t.explain_only) {
-    t.app->explain(rt, t.config);
+    apps::find_app(t.app->name).explain(rt, t.config);
     return 0;
   }
   std::vector<apps::PassReport> passes;
@@ -129,7 +129,7 @@ int train(Runtime& rt, const TrainCommand& t) {
                 static_cast<unsigned long long>(t.config.seed));
   std::string diverged;
   try {
-    t.app->train(rt, t.config, info, report);
+    apps::find_app(t.app->name).train(rt, t.config, info, report);
   } catch (const Diverged& d) {
     diverged = d.message;
   }

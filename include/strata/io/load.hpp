@@ -28,6 +28,7 @@
 #include "strata/io/mapped_file.hpp"
 #include "strata/io/parsers.hpp"
 #include "strata/io/scan.hpp"
+#include "strata/io/text_records.hpp"
 
 namespace strata {
 
@@ -113,13 +114,6 @@ std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::
   }
   return all;
 }
-
-/// One LIBSVM line, "label [qid:q] id:value ...": appends its features to `features`
-/// as ({sample, id - base}, value) and returns the label; nullopt for a blank or
-/// comment line. LineError for a malformed line, with `features` left as it was.
-std::optional<float> parse_libsvm_line(std::string_view line, std::int64_t base,
-                                       std::optional<std::int64_t> num_features, std::int64_t sample,
-                                       std::vector<Entry<float, 2>>& features);
 
 /// The smallest shape holding every index of every rank.
 template <class T, std::size_t N>

@@ -5,19 +5,6 @@
 
 namespace strata {
 
-namespace io::detail {
-
-struct DocwordHeader {
-  std::int64_t docs = 0, words = 0, nnz = 0;
-  std::size_t data_begin = 0;  ///< byte offset of the first record
-  std::string nnz_line;        ///< text of the third header line, for messages
-};
-
-/// Reads the three header lines; raises ParseError naming the bad line.
-DocwordHeader read_docword_header(const MappedFile& file);
-
-}  // namespace io::detail
-
 template <class T>
 DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOptions& options, LoadReport* report) {
   const auto start = std::chrono::steady_clock::now();
@@ -25,7 +12,7 @@ DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOpt
   LoadReport& rep = report ? *report : local;
   const auto file = io::detail::open_everywhere(rt, path);
   io::detail::DocwordHeader h;
-  detail::all_or_none(rt.comm(), [&] { h = io::detail::read_docword_header(*file); });
+  detail::all_or_none(rt.comm(), [&] { h = io::detail::read_docword_header(file->text(), file->path()); });
   const std::int64_t b = options.index_base.value_or(1);
   const Shape<2> shape{h.docs, h.words};
   auto entries = io::detail::parse_region<T, 2>(rt, *file, h.data_begin, 3, parse::docword_records, Index<2>{b, b},

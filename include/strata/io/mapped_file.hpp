@@ -32,4 +32,11 @@ class MappedFile {
 std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,
                                                   std::size_t region_begin = 0);
 
+/// Share `part` of `parts` (0 <= part < parts) of the lines that start in
+/// [begin, end) of `text`: the bytes are split evenly, then snapped to lines. The
+/// shares of parts 0 .. parts-1 are adjacent and together hold exactly those lines.
+/// A parallel scan splits a file's records among ranks, and a rank's among threads, so.
+std::pair<std::size_t, std::size_t> line_share(std::string_view text, std::size_t begin, std::size_t end,
+                                               std::size_t part, std::size_t parts);
+
 }  // namespace strata::io

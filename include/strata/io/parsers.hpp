@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "strata/dist_array.hpp"
+#include "strata/index.hpp"
 #include "strata/io/text_scan.hpp"
 
 namespace strata::io {

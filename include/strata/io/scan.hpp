@@ -8,56 +8,17 @@
 // same error is raised on every rank.
 #pragma once
 
-#include <cstring>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "strata/detail/collective_error.hpp"
+#include "strata/io/chunk_scan.hpp"
 #include "strata/io/mapped_file.hpp"
-#include "strata/io/text_scan.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::io {
-
-struct BadLine {
-  std::int64_t line = 0;  ///< 1-based line number in the file
-  std::string text;
-  std::string reason;
-};
-
-/// What scanning one chunk found.
-struct ChunkScan {
-  std::int64_t lines = 0;
-  std::int64_t bad = 0;
-  std::vector<BadLine> bad_lines;  ///< first few; line = 0-based position in the chunk
-};
-
-/// Calls handler(line) for every line of `chunk`. A LineError marks the line bad;
-/// without skip_bad, scanning stops at the first bad line.
-template <class Handler>
-ChunkScan scan_chunk(std::string_view chunk, Handler& handler, bool skip_bad, std::size_t keep = 5) {
-  ChunkScan s;
-  const char* p = chunk.data();
-  const char* const end = p + chunk.size();
-  while (p < end) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    const char* line_end = nl ? nl : end;
-    try {
-      handler(std::string_view(p, static_cast<std::size_t>(line_end - p)));
-    } catch (LineError& e) {
-      ++s.bad;
-      if (s.bad_lines.size() < keep) s.bad_lines.push_back({s.lines, std::string(p, line_end), std::move(e.reason)});
-      if (!skip_bad) {
-        ++s.lines;
-        return s;
-      }
-    }
-    ++s.lines;
-    p = nl ? nl + 1 : end;
-  }
-  return s;
-}
 
 /// The job-wide outcome of a parallel scan.
 struct ScanSummary {
@@ -78,14 +39,13 @@ ScanSummary parallel_scan(Runtime& rt, const MappedFile& file, std::size_t regio
   const auto start = std::chrono::steady_clock::now();
   const std::string_view text = file.text();
   const std::size_t region = text.size() - region_begin;
-  const auto P = static_cast<std::size_t>(rt.size()), r = static_cast<std::size_t>(rt.rank());
-  const auto [rb, re] = snap_to_lines(text, region_begin + region * r / P, region_begin + region * (r + 1) / P,
-                                      region_begin);
+  const auto [rb, re] = line_share(text, region_begin, text.size(), static_cast<std::size_t>(rt.rank()),
+                                   static_cast<std::size_t>(rt.size()));
   const int T = rt.threads();
   std::vector<ChunkScan> scans(static_cast<std::size_t>(T));
   rt.pool().run([&](int t) {
-    const auto ut = static_cast<std::size_t>(t), uT = static_cast<std::size_t>(T);
-    const auto [tb, te] = snap_to_lines(text, rb + (re - rb) * ut / uT, rb + (re - rb) * (ut + 1) / uT, rb);
+    const auto ut = static_cast<std::size_t>(t);
+    const auto [tb, te] = line_share(text, rb, re, ut, static_cast<std::size_t>(T));
     auto&& handler = handler_for(t);
     if constexpr (requires { handler.begin_chunk(std::size_t{}); }) handler.begin_chunk(te - tb);
     scans[ut] = scan_chunk(text.substr(tb, te - tb), handler, skip_bad);
