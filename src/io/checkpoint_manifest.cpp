@@ -239,15 +239,16 @@ CheckpointManifest parse_manifest(std::string_view text, const std::string& file
     throw inconsistent(fmt::format("shape has {} extents for {} dims", m.shape.size(), m.dims));
   if (m.parts.size() != static_cast<std::size_t>(m.ranks))
     throw inconsistent(fmt::format("{} parts listed for {} ranks", m.parts.size(), m.ranks));
-  if (*kind == Partition::Kind::range)
-    m.partition = Partition::range(dim0, bounds);
-  else if (*kind == Partition::Kind::block2d)
-    m.partition = Partition::block2d(dim0, dim1, grid_rows);
-  else
-    m.partition = Partition::hash(dim0);
-  // The saved layout must resolve, and every part must hold exactly what it claims.
+  // The partition must be one (block2d refuses equal dimensions) and the saved layout
+  // must resolve, both as CheckpointError; every part must hold exactly what it claims.
   Distribution saved;
   try {
+    if (*kind == Partition::Kind::range)
+      m.partition = Partition::range(dim0, bounds);
+    else if (*kind == Partition::Kind::block2d)
+      m.partition = Partition::block2d(dim0, dim1, grid_rows);
+    else
+      m.partition = Partition::hash(dim0);
     saved = m.saved_distribution();
   } catch (const Error& e) {
     throw inconsistent(e.what());

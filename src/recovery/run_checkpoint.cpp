@@ -3,6 +3,7 @@
 // them).
 #include "recovery/run_checkpoint.hpp"
 
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -29,6 +30,16 @@ std::vector<std::int64_t> parse_shape(const std::string& s) {
   std::string part;
   while (std::getline(in, part, 'x')) out.push_back(std::stoll(part));
   return out;
+}
+
+// The rest of a line after one space: a value that may hold spaces of its own (a
+// program's file name, a source path, an array's name), as format_run_manifest writes
+// it. Fails the stream when there is no space or nothing after it.
+std::string rest_of_line(std::istringstream& in) {
+  std::string value;
+  if (in.get() != ' ') in.setstate(std::ios::failbit);
+  else std::getline(in, value);
+  return value;
 }
 
 std::string read_text(const fs::path& p, std::uint64_t limit) {
@@ -62,6 +73,7 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
   RunManifest m;
   std::size_t line_no = 0, at = 0;
   bool magic = false, checksum_seen = false;
+  std::set<std::string, std::less<>> seen;  // keys of the lines so far
   auto fail = [&](const std::string& why) {
     throw CheckpointError(fmt::format("{}:{}: {}", file, line_no, why));
   };
@@ -78,18 +90,19 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
     std::istringstream in(line);
     std::string key;
     in >> key;
+    seen.insert(key);
     try {
       if (line_no == 1) {
         if (key != kMagic || !(in >> m.version) || m.version != 1)
           fail(fmt::format("not a run checkpoint manifest of version 1 (starts '{}')", line.substr(0, 40)));
         magic = true;
-      } else if (key == "program") in >> m.program;
+      } else if (key == "program") m.program = rest_of_line(in);
       else if (key == "ranks") in >> m.ranks;
       else if (key == "threads") in >> m.threads;
       else if (key == "seed") in >> m.seed;
       else if (key == "call") in >> m.call;
       else if (key == "changing-calls") in >> m.changing_calls;
-      else if (key == "site") in >> m.site;
+      else if (key == "site") m.site = rest_of_line(in);
       else if (key == "array") {
         SavedArray a;
         std::string shape;
@@ -97,7 +110,7 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
         if (!(in >> a.id >> a.tag >> shape >> state >> a.rounds)) fail("malformed array line");
         a.shape = parse_shape(shape);
         a.owner_state = state != 0;
-        std::getline(in >> std::ws, a.name);
+        if (!in.eof()) a.name = rest_of_line(in);  // an unnamed array's line ends after its rounds
         m.arrays.push_back(a);
       } else if (key == "journal") {
         std::size_t r = 0;
@@ -123,6 +136,10 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
   }
   if (!magic) fail("empty manifest");
   if (!checksum_seen) fail("no checksum line (torn write?)");
+  // Every line format_run_manifest writes once: a manifest without one is damaged, and
+  // would be written back with an empty value that does not parse.
+  for (std::string_view k : {"program", "ranks", "threads", "seed", "call", "changing-calls", "site"})
+    if (!seen.contains(k)) fail(fmt::format("no '{}' line", k));
   if (m.ranks < 1 || m.threads < 1 || m.call < 1 || static_cast<int>(m.journals.size()) != m.ranks)
     fail("ranks, threads, call or journals missing");
   return m;

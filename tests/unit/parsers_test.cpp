@@ -175,5 +175,21 @@ TEST(LastToken, LibsvmLinesEndingInAShortToken) {
   }
 }
 
+// Found by fuzzing (fuzz/numbers.cpp; input fuzz/corpus/numbers/plus_minus): "+-5" was
+// read as -5, the '+' skipped for from_chars, which then took "-5". One sign only.
+TEST(Numbers, OneSignOnly) {
+  EXPECT_EQ((reason<float, 2>(parse::triplets, "3 7 +-5")), "bad value '+-5'");
+  EXPECT_EQ((reason<double, 2>(parse::triplets, "3 7 +-0.5")), "bad value '+-0.5'");
+  EXPECT_EQ((reason<int, 2>(parse::triplets, "3 7 +-5")), "bad value '+-5'");
+  EXPECT_EQ((reason<int, 2>(parse::docword_records, "1 1 +-2", 1)), "bad count '+-2'");
+  EXPECT_EQ((reason<float, 2>(parse::edges, "1 2 +-1")), "bad weight '+-1'");
+  std::vector<Entry<float, 2>> features;
+  EXPECT_EQ(libsvm("+-1 1:2", features), "bad label '+-1'");
+  EXPECT_EQ(libsvm("1 1:+-2", features), "bad feature value '+-2'");
+  EXPECT_TRUE(features.empty());
+  EXPECT_EQ((run<float, 2>(parse::triplets, "3 7 +5")).at(0).value, 5.0f);  // one '+' is still fine
+  EXPECT_EQ((run<float, 2>(parse::triplets, "3 7 -5")).at(0).value, -5.0f);
+}
+
 }  // namespace
 }  // namespace strata

@@ -67,7 +67,10 @@ class Scanner {
     }
     T v{};
     const char* q = p_;
-    if (q < end_ && *q == '+') ++q;  // from_chars rejects a leading '+'
+    if (q < end_ && *q == '+') {  // from_chars rejects a leading '+'
+      ++q;
+      if (q < end_ && *q == '-') throw bad_field(what);  // and then would take "+-5" for -5
+    }
     const auto [next, ec] = std::from_chars(q, end_, v);
     if (ec != std::errc() || next == q) throw bad_field(what);
     p_ = next;
