@@ -2,8 +2,13 @@
 # Source it; do not run it.
 
 # Debian 12 packages Strata builds and runs with.
+# clang-16 and its libFuzzer build the fuzz harnesses (fuzz/; clang 14 cannot compile
+# libstdc++ 12's <source_location>).
 STRATA_PACKAGES=(build-essential cmake ninja-build ccache pkg-config openmpi-bin libopenmpi-dev
-                 libgtest-dev libfmt-dev libxxhash-dev)
+                 libgtest-dev libfmt-dev libxxhash-dev clang-16 libclang-rt-16-dev libfuzzer-16-dev)
+
+# How scripts/test.sh and scripts/fuzz.sh configure the fuzz build (build-fuzz/).
+STRATA_FUZZ_CMAKE_ARGS=(-DSTRATA_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-16 -DSTRATA_WERROR=ON)
 
 strata_ensure_packages() {
   local missing=()
