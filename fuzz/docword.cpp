@@ -1,7 +1,7 @@
 // A UCI bag-of-words (docword) file: its three header lines (io::detail::
 // read_docword_header) and its "doc word count" records (parse::docword_records),
 // as load_docword reads them: 1-based ids checked against the header's documents x
-// words, as int32 counts or as double.
+// words, int32 counts (load_docword's default).
 //   * a bad header is a ParseError naming the file and a header line (1 to 3);
 //   * a good one has non-negative figures and its records start at a line boundary;
 //   * the records pass line_parser_check.hpp's checks, and their counts are positive.
@@ -28,10 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(h.data_begin == text.size() || text[h.data_begin - 1] == '\n', "records start inside a line");
   const std::optional<Shape<2>> shape = Shape<2>{h.docs, h.words};
   const std::string_view records = text.substr(h.data_begin);
-  const auto positive = [](auto count) { return count > 0; };
-  if (flags & 1)
-    fuzz::check_line_parser<double, 2>(parse::docword_records, records, 1, shape, flags & 2, positive);
-  else
-    fuzz::check_line_parser<std::int32_t, 2>(parse::docword_records, records, 1, shape, flags & 2, positive);
+  const auto positive = [](std::int32_t count) { return count > 0; };
+  fuzz::check_line_parser<std::int32_t, 2>(parse::docword_records, records, 1, shape, flags & 1, positive);
   return 0;
 }
