@@ -152,7 +152,10 @@ namespace {
 
 std::vector<std::int64_t> even_bounds(std::int64_t extent, int parts) {
   std::vector<std::int64_t> b(static_cast<std::size_t>(parts) + 1);
-  for (int r = 0; r <= parts; ++r) b[static_cast<std::size_t>(r)] = extent * r / parts;
+  // extent * r / parts without forming extent * r, which overflows for extents near
+  // 2^62 (a crafted manifest): with extent = q * parts + m it is q * r + m * r / parts.
+  const std::int64_t q = extent / parts, m = extent % parts;
+  for (int r = 0; r <= parts; ++r) b[static_cast<std::size_t>(r)] = q * r + m * r / parts;
   return b;
 }
 

@@ -15,13 +15,18 @@
 namespace strata::io {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int err = errno;
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    const int err = stat_ok ? 0 : errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot read '{}': {}", path, S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(err)));
+    throw IoError(fmt::format("cannot read '{}': {}", path,
+                              S_ISDIR(st.st_mode) ? "it is a directory"
+                              : err != 0          ? std::strerror(err)
+                                                  : "it is not a regular file (a pipe or a device cannot be mapped)"));
   }
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {
