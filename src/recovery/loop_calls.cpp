@@ -173,7 +173,8 @@ void LoopCalls::check_setting(const BoundSetting& mine) const {
 // first loop call.
 void LoopCalls::check_unbound_settings() const {
   for (const auto& then : *resumed_with_) {
-    const bool bound = std::any_of(bound_.begin(), bound_.end(), [&](const BoundSetting& b) { return b.name == then.name; });
+    auto same_name = [&](const BoundSetting& b) { return b.name == then.name; };
+    const bool bound = std::any_of(bound_.begin(), bound_.end(), same_name);
     if (!bound)
       throw CheckpointError(fmt::format("{}: the checkpoint was written with {} {}, which this run does not set "
                                         "(another program, or another version of it?)",

@@ -117,6 +117,24 @@ TEST(Load, DuplicatesAreAnErrorUnlessAPolicyIsChosen) {
   TempDir dir("load-dup");
   write_file(dir.file("d.txt"), "0 0 1\n1 1 2\n0 0 3\n");
   EXPECT_THROW((load_sparse<float, 2>(rt(), dir.file("d.txt"), parse::triplets)), ShapeError);
+  // The error names the file, both lines and the option (on every rank).
+  write_file(dir.file("d2.txt"), "# ratings\n5 6 1\n1 1 2\n7 7 1\n1 1 3\n5 6 4\n");
+  try {
+    load_sparse<float, 2>(rt(), dir.file("d2.txt"), parse::triplets);
+    ADD_FAILURE() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("d2.txt:5: index (1, 1) appears again (first on line 3)"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("LoadOptions::duplicates"), std::string::npos) << e.what();
+  }
+  write_file(dir.file("dw.txt"), "3\n4\n3\n1 1 2\n2 4 1\n1 1 7\n");
+  try {
+    load_docword<int>(rt(), dir.file("dw.txt"));
+    ADD_FAILURE() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("dw.txt:6: index (1, 1) appears again (first on line 4)"), std::string::npos)
+        << e.what();
+  }
   LoadOptions sum;
   sum.duplicates = Duplicates::sum;
   EXPECT_EQ((load_sparse<float, 2>(rt(), dir.file("d.txt"), parse::triplets, sum)).gather_entries().front().value, 4.0f);

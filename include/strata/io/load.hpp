@@ -27,6 +27,7 @@
 #include "strata/dist_array.hpp"
 #include "strata/io/mapped_file.hpp"
 #include "strata/io/parsers.hpp"
+#include "strata/io/repeated_index.hpp"
 #include "strata/io/scan.hpp"
 
 namespace strata {
@@ -151,7 +152,8 @@ DistArray<T, N> load_sparse(Runtime& rt, const std::string& path, const Parser& 
   auto entries = io::detail::parse_region<T, N>(rt, *file, 0, 0, parser, base, shape, options.skip_bad_lines, rep);
   const auto route_start = std::chrono::steady_clock::now();
   const Shape<N> s = shape ? *shape : io::detail::infer_shape(rt, entries);
-  auto array = DistArray<T, N>::sparse(rt, s, std::move(entries), options.duplicates, options.partition);
+  auto array = io::detail::sparse_from_file<T, N>(rt, *file, 0, 0, parser, base, shape, s, std::move(entries),
+                                                  options.duplicates, options.partition);
   io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;
 }

@@ -35,7 +35,9 @@ DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOpt
   if (!options.skip_bad_lines && found != h.nnz)
     throw ParseError(path, 3, h.nnz_line,
                      fmt::format("the header promises {} records but the file holds {}", h.nnz, found));
-  auto array = DistArray<T, 2>::sparse(rt, shape, std::move(entries), options.duplicates, options.partition);
+  auto array = io::detail::sparse_from_file<T, 2>(rt, *file, h.data_begin, 3, parse::docword_records,
+                                                  Index<2>{b, b}, shape, shape, std::move(entries),
+                                                  options.duplicates, options.partition);
   rep.lines += 3;
   io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;
