@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "io/mapped_file_guard.hpp"
 #include "strata/error.hpp"
 
 namespace strata::io {
@@ -38,12 +39,24 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     }
     ::madvise(p, size_, MADV_SEQUENTIAL);
     data_ = static_cast<const char*>(p);
+    slot_ = detail::guard_mapping(data_, size_);
   }
   ::close(fd);
 }
 
 MappedFile::~MappedFile() {
+  detail::unguard_mapping(slot_);
   if (data_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+void MappedFile::check_unchanged() const {
+  if (detail::mapping_faulted(slot_))
+    throw IoError(fmt::format("'{}' was truncated while being read (it had {} bytes); nothing was loaded", path_,
+                              size_));
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && static_cast<std::size_t>(st.st_size) != size_)
+    throw IoError(fmt::format("'{}' changed size while being read (from {} to {} bytes); nothing was loaded", path_,
+                              size_, st.st_size));
 }
 
 std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,

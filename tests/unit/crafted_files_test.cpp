@@ -18,6 +18,7 @@
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 #include "strata/io/files.hpp"
+#include "strata/io/mapped_file.hpp"
 #include "strata/partition.hpp"
 
 namespace strata {
@@ -203,6 +204,28 @@ TEST_F(CraftedFiles, LinksAreRefusedWhereAskedAndTheReadIsSizedByTheFile) {
   EXPECT_NE(e.find("it is a symbolic link"), std::string::npos) << e;
   // A limit from a crafted manifest does not allocate: the file has 12 bytes.
   EXPECT_EQ(detail::read_file(dir_ / "real", std::uint64_t{1} << 62).size(), 12u);
+}
+
+TEST_F(CraftedFiles, AFileTruncatedUnderItsMapReadsZerosAndIsReportedNotSigbus) {
+  const fs::path f = dir_ / "ratings.txt";
+  std::ofstream(f) << std::string(1 << 20, '7');
+  const io::MappedFile map(f.string());
+  fs::resize_file(f, 100);
+  const volatile char* p = map.text().data();
+  EXPECT_EQ(p[(1 << 19) + 3], '\0');  // past the new end: a zero page, not SIGBUS
+  EXPECT_EQ(p[10], '7');
+  const auto e = crafted_error_of([&] { map.check_unchanged(); });
+  EXPECT_NE(e.find("ratings.txt' was truncated while being read"), std::string::npos) << e;
+}
+
+TEST_F(CraftedFiles, AFileThatGrowsWhileMappedIsReported) {
+  const fs::path f = dir_ / "grows.txt";
+  std::ofstream(f) << "1 2 3\n";
+  const io::MappedFile map(f.string());
+  map.check_unchanged();
+  std::ofstream(f, std::ios::app) << "4 5 6\n";
+  const auto e = crafted_error_of([&] { map.check_unchanged(); });
+  EXPECT_NE(e.find("changed size while being read (from 6 to 12 bytes)"), std::string::npos) << e;
 }
 
 TEST(Printable, EscapesControlBytesAndInvalidUtf8AndKeepsText) {
