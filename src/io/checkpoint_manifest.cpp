@@ -1,6 +1,5 @@
 // The checkpoint manifest: its text format, parsing with line-accurate errors, and
 // the layouts (saved and reloaded) it describes.
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <charconv>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "strata/detail/huge_pages.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 
@@ -104,12 +104,6 @@ struct ManifestLine {
     return out;
   }
 };
-
-std::uint64_t machine_memory() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX;  // unknown: nothing is refused
-  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-}
 
 std::string hex(std::uint64_t v) {
   return fmt::format("{:016x}", v);

@@ -176,6 +176,15 @@ TEST(CraftedArrayManifest, EvenBoundsOfExtentsNear2To62DoNotOverflow) {
   EXPECT_EQ(d.bounds()[1], extent / 3);
 }
 
+TEST(CraftedArrayManifest, AHashPartitionTooLargeToListIsRefusedNotEnumerated) {
+  const auto e = crafted_error_of([] { Distribution(Partition::hash(0), {std::int64_t{1} << 60}, 2).box(0); });
+  EXPECT_NE(e.find("more than this machine's memory; use a range partition"), std::string::npos) << e;
+  // A sparse manifest of that shape is read back without listing anything.
+  auto m = crafted_array_manifest({std::int64_t{1} << 60}, true, 0, {0});
+  m.partition = Partition::hash(0);
+  EXPECT_EQ(parse_error_of(m), "(no error)");
+}
+
 class CraftedFiles : public ::testing::Test {
  protected:
   void SetUp() override {
