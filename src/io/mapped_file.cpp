@@ -14,14 +14,35 @@
 
 namespace strata::io {
 
+namespace {
+
+// What a file that is not a regular one is, for messages.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe) or pipe";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+}  // namespace
+
+// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, possibly
+// forever; it has no effect on regular files. Only regular files are mapped: a
+// stream cannot be, and reading it would consume it.
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot read '{}': {}", path, S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(err)));
+    throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw IoError(fmt::format("cannot read '{}': it is {}, not a regular file", path, file_kind(st.st_mode)));
   }
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {
