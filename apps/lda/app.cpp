@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "lda/serial.hpp"
@@ -18,8 +19,11 @@ namespace strata::apps {
 
 namespace {
 
-lda::Problem make_problem(const RunConfig& c) {
-  if (!c.data_path.empty()) return lda::load(c.data_path);
+lda::Problem make_problem(Runtime& rt, const RunConfig& c) {
+  if (!c.data_path.empty()) {
+    check_data_file(c.data_path, "corpus");
+    return lda::load(rt, c.data_path);
+  }
   lda::SyntheticSpec s;
   s.docs = c.synthetic.integer("docs", 1, INT32_MAX);
   s.words = c.synthetic.integer("words", 1, INT32_MAX);
@@ -128,7 +132,7 @@ DistArray<std::int32_t, 2> as_counts(DistArray<std::int32_t, 2>& rows, int K) {
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
-  const lda::Problem p = make_problem(c);
+  const lda::Problem p = make_problem(rt, c);
   const lda::Options o = make_options(c);
   const int top = static_cast<int>(c.options.integer("top-words", 0, 1000));
   info(fmt::format("{}; {} topics, alpha {}, beta {}; SparseLDA sampler", p.source, o.topics, o.alpha, o.beta));
@@ -152,7 +156,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
-  const lda::Problem p = make_problem(c);
+  const lda::Problem p = make_problem(rt, c);
   lda::StrataLda m(rt, p, make_options(c), c.plan);
   m.explain();
 }

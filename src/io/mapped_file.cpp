@@ -15,19 +15,35 @@
 
 namespace strata::io {
 
+namespace {
+
+// What a file that is not a regular one is, for messages.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe) or pipe";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+}  // namespace
+
+// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, possibly
+// forever; it has no effect on regular files. Only regular files are mapped: a
+// stream cannot be, and reading it would consume it.
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   struct stat st {};
-  const bool stat_ok = ::fstat(fd, &st) == 0;
-  if (!stat_ok || !S_ISREG(st.st_mode)) {
-    const int err = stat_ok ? 0 : errno;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot read '{}': {}", path,
-                              S_ISDIR(st.st_mode) ? "it is a directory"
-                              : err != 0          ? std::strerror(err)
-                                                  : "it is not a regular file (a pipe or a device cannot be mapped)"));
+    throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw IoError(fmt::format("cannot read '{}': it is {}, not a regular file", path, file_kind(st.st_mode)));
   }
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {

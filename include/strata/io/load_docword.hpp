@@ -18,6 +18,17 @@ DocwordHeader read_docword_header(const MappedFile& file);
 
 }  // namespace io::detail
 
+namespace io {
+
+/// Whether `text` (a file's beginning) is taken for a UCI docword file rather than
+/// other text: its first line is one integer, and so are its second and third lines
+/// (the header) or its fourth line is three integers (a first record). Fields may be
+/// separated by spaces, tabs or commas. A text that merely starts with a number
+/// ("1611\nIn the beginning ...") is not docword. Reads at most the first four lines.
+bool looks_like_docword(std::string_view text);
+
+}  // namespace io
+
 template <class T>
 DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOptions& options, LoadReport* report) {
   const auto start = std::chrono::steady_clock::now();
@@ -35,9 +46,7 @@ DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOpt
   if (!options.skip_bad_lines && found != h.nnz)
     throw ParseError(path, 3, h.nnz_line,
                      fmt::format("the header promises {} records but the file holds {}", h.nnz, found));
-  auto array = io::detail::sparse_from_file<T, 2>(rt, *file, h.data_begin, 3, parse::docword_records,
-                                                  Index<2>{b, b}, shape, shape, std::move(entries),
-                                                  options.duplicates, options.partition);
+  auto array = io::detail::array_of_file<T, 2>(rt, path, parse::docword_records, shape, std::move(entries), options);
   rep.lines += 3;
   io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;

@@ -1,79 +1,75 @@
-// Naming the lines of a repeated index when a load refuses one (Duplicates::error):
-// the routing that finds the repeat knows the index but not the lines it came from,
-// so the loader scans the file once more, serially, on this error path only.
+// Naming the lines of a repeated index. A parallel load learns that an index appears
+// twice only when the elements meet at their owner, long after the lines were parsed;
+// this serial rescan finds the first repeat in file order and both of its lines, so
+// the error can name them. For error paths only: it keeps every index of the file in
+// a hash map.
 #pragma once
 
-#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
+#include <unordered_map>
 #include <vector>
 
-#include <fmt/format.h>
-
-#include "strata/dist_array.hpp"
+#include "strata/io/header_line.hpp"
 #include "strata/io/mapped_file.hpp"
 #include "strata/io/parsers.hpp"
+#include "strata/random.hpp"
 
-namespace strata::io::detail {
+namespace strata::io {
 
-/// "FILE:LINE: index (i, j) appears again (first on line L)" for the repeated index
-/// whose second occurrence comes first in the file; empty when there is none. Lines
-/// the parser refuses are passed over (they were skipped or reported already).
+template <std::size_t N>
+struct RepeatedIndex {
+  Index<N> index{};             ///< as written in the file (no index base subtracted)
+  std::int64_t first_line = 0;  ///< 1-based line where it first appears
+  std::int64_t line = 0;        ///< 1-based line where it appears again
+  std::string text;             ///< the text of `line`
+};
+
+/// The first index that `parser` emits a second time among the lines of `text` from
+/// `start` on, or nullopt. Malformed lines are passed over (a load has reported or
+/// skipped them already).
 template <class T, std::size_t N, class Parser>
-std::string repeated_index_lines(const MappedFile& file, std::size_t region_begin, std::int64_t lines_before,
-                                 const Parser& parser, const Index<N>& base, const std::optional<Shape<N>>& shape) {
-  struct Seen {
-    Index<N> index;
-    std::int64_t line;
+std::optional<RepeatedIndex<N>> find_repeated_index(std::string_view text, DataStart start, const Parser& parser) {
+  struct Hash {
+    std::size_t operator()(const Index<N>& i) const {
+      std::uint64_t h = 0;
+      for (const auto x : i) h = mix64(h ^ static_cast<std::uint64_t>(x));
+      return static_cast<std::size_t>(h);
+    }
   };
-  std::vector<Seen> seen;
+  std::unordered_map<Index<N>, std::int64_t, Hash> first_line;
   std::vector<Entry<T, N>> out;
-  Emit<T, N> emit(base, shape, out);
-  const std::string_view text = file.text();
-  std::int64_t line = lines_before;
-  for (std::size_t at = region_begin; at < text.size();) {
-    const std::size_t nl = std::min(text.find('\n', at), text.size());
-    ++line;
+  const std::optional<Shape<N>> no_shape;
+  Emit<T, N> emit(Index<N>{}, no_shape, out);
+  std::int64_t line_no = start.lines_before;
+  for (std::size_t pos = start.begin; pos < text.size();) {
+    const char* nl = static_cast<const char*>(std::memchr(text.data() + pos, '\n', text.size() - pos));
+    const std::size_t end = nl ? static_cast<std::size_t>(nl - text.data()) : text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
     out.clear();
     try {
-      parser(text.substr(at, nl - at), emit);
+      parser(line, emit);
     } catch (const LineError&) {
-      out.clear();
+      continue;
     }
-    for (const auto& e : out) seen.push_back({e.index, line});
-    at = nl + 1;
+    for (const auto& e : out) {
+      const auto [at, fresh] = first_line.try_emplace(e.index, line_no);
+      if (!fresh) return RepeatedIndex<N>{e.index, at->second, line_no, std::string(line)};
+    }
   }
-  std::stable_sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.index < b.index; });
-  std::optional<std::tuple<std::int64_t, std::int64_t, Index<N>>> best;  // second line, first line, index
-  for (std::size_t k = 1; k < seen.size(); ++k)
-    if (seen[k].index == seen[k - 1].index && (!best || seen[k].line < std::get<0>(*best)))
-      best.emplace(seen[k].line, seen[k - 1].line, seen[k].index);
-  if (!best) return {};
-  Index<N> shown = std::get<2>(*best);
-  for (std::size_t d = 0; d < N; ++d) shown[d] += base[d];  // as the file writes it
-  return fmt::format("{}:{}: index {} appears again (first on line {})", printable(file.path()), std::get<0>(*best),
-                     to_string(shown), std::get<1>(*best));
+  return std::nullopt;
 }
 
-/// DistArray::sparse over a load's entries; a refused repeated index is reported
-/// with the file, both lines and the option that would merge it. Collective.
+/// find_repeated_index over the file at `path`, after its header line as the loaders
+/// read it. On the calling rank alone; IoError when the file cannot be mapped.
 template <class T, std::size_t N, class Parser>
-DistArray<T, N> sparse_from_file(Runtime& rt, const MappedFile& file, std::size_t region_begin,
-                                 std::int64_t lines_before, const Parser& parser, const Index<N>& base,
-                                 const std::optional<Shape<N>>& given, const Shape<N>& shape,
-                                 std::vector<Entry<T, N>> entries, const Duplicates duplicates,
-                                 const Partition& partition) {
-  try {
-    return DistArray<T, N>::sparse(rt, shape, std::move(entries), duplicates, partition);
-  } catch (const ShapeError& e) {
-    if (duplicates != Duplicates::error || !std::strstr(e.what(), "appears more than once")) throw;
-    const std::string where = repeated_index_lines<T, N>(file, region_begin, lines_before, parser, base, given);
-    if (where.empty()) throw;
-    throw ShapeError(where + "; LoadOptions::duplicates (sum, first or last) merges repeated indices instead");
-  }
+std::optional<RepeatedIndex<N>> find_repeated_index(const std::string& path, const Parser& parser) {
+  const MappedFile file(path);
+  return find_repeated_index<T, N>(file.text(), data_start(file.text(), parser), parser);
 }
 
-}  // namespace strata::io::detail
+}  // namespace strata::io
