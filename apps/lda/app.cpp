@@ -22,7 +22,16 @@ namespace {
 lda::Problem make_problem(Runtime& rt, const RunConfig& c) {
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "corpus");
-    return lda::load(rt, c.data_path);
+    lda::Problem p = lda::load(rt, c.data_path);
+    // The model counts documents x topics and words x topics: sizes a docword header
+    // gives, checked before they are allocated.
+    const std::int64_t topics = c.options.text("topics") == "auto" ? 20 : c.options.integer("topics", 1, 100000);
+    const auto k = static_cast<double>(topics);
+    MemoryNeeds()
+        .add(fmt::format("{}: {} documents with {} topics", c.data_path, p.docs, topics), double(p.docs) * k, 8)
+        .add(fmt::format("{}: {} words with {} topics", c.data_path, p.words, topics), double(p.words) * k, 8)
+        .check();
+    return p;
   }
   lda::SyntheticSpec s;
   s.docs = c.synthetic.integer("docs", 1, INT32_MAX);

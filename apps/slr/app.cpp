@@ -19,7 +19,13 @@ slr::Problem make_problem(Runtime& rt, const RunConfig& c) {
   const double holdout = c.options.real("holdout", 0.0, 0.9);
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "LIBSVM file");
-    return slr::load_libsvm(rt, c.data_path, holdout, c.seed);
+    slr::Problem p = slr::load_libsvm(rt, c.data_path, holdout, c.seed);
+    // The model is dense over the largest feature id in the file: checked before it is
+    // allocated (a sparse file with one huge id loads fine).
+    MemoryNeeds()
+        .add(fmt::format("{}: feature ids up to {}", c.data_path, p.features), static_cast<double>(p.features), 32)
+        .check();
+    return p;
   }
   slr::SyntheticSpec s;
   s.samples = c.synthetic.integer("samples", 1);

@@ -52,6 +52,13 @@ expect_error 1 "--synthetic words=2000000000 with topics=100000 is too large" \
   train lda --synthetic docs=10,words=2000000000,topics=100000
 expect_error 1 "--synthetic ratings=1000000000000 is too large" explain mf --synthetic ratings=1000000000000
 
+# Sizes from files: a docword header or a LIBSVM feature id far beyond memory is refused
+# naming the file and the size, before the model is allocated.
+printf '2147483647\n10\n2\n1 1 2\n2 3 1\n' >huge.docword
+expect_error 1 "huge.docword: 2147483647 documents with 20 topics is too large" train lda --data huge.docword
+printf '1 2147483647:1\n0 1:1\n' >huge.svm
+expect_error 1 "huge.svm: feature ids up to 2147483647 is too large" train slr --data huge.svm
+
 # An allocation that fails all the same (here under a 1 GiB address-space limit) is
 # one line and exit 1, not std::terminate's abort.
 before=$failures
