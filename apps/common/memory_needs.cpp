@@ -1,20 +1,15 @@
 #include "common/memory_needs.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "strata/detail/huge_pages.hpp"
 #include "strata/error.hpp"
 
 namespace strata::apps {
 
-std::uint64_t machine_memory() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return UINT64_MAX;  // unknown: nothing is refused
-  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-}
+std::uint64_t machine_memory() { return strata::detail::machine_memory(); }
 
 MemoryNeeds& MemoryNeeds::add(std::string what, double count, double bytes_each) {
   needs_.push_back({std::move(what), count * bytes_each});

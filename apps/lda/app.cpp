@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "lda/serial.hpp"
@@ -18,8 +19,20 @@ namespace strata::apps {
 
 namespace {
 
-lda::Problem make_problem(const RunConfig& c) {
-  if (!c.data_path.empty()) return lda::load(c.data_path);
+lda::Problem make_problem(Runtime& rt, const RunConfig& c) {
+  if (!c.data_path.empty()) {
+    check_data_file(c.data_path, "corpus");
+    lda::Problem p = lda::load(rt, c.data_path);
+    // The model counts documents x topics and words x topics: sizes a docword header
+    // gives, checked before they are allocated.
+    const std::int64_t topics = c.options.text("topics") == "auto" ? 20 : c.options.integer("topics", 1, 100000);
+    const auto k = static_cast<double>(topics);
+    MemoryNeeds()
+        .add(fmt::format("{}: {} documents with {} topics", c.data_path, p.docs, topics), double(p.docs) * k, 8)
+        .add(fmt::format("{}: {} words with {} topics", c.data_path, p.words, topics), double(p.words) * k, 8)
+        .check();
+    return p;
+  }
   lda::SyntheticSpec s;
   s.docs = c.synthetic.integer("docs", 1, INT32_MAX);
   s.words = c.synthetic.integer("words", 1, INT32_MAX);
@@ -128,7 +141,7 @@ DistArray<std::int32_t, 2> as_counts(DistArray<std::int32_t, 2>& rows, int K) {
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
-  const lda::Problem p = make_problem(c);
+  const lda::Problem p = make_problem(rt, c);
   const lda::Options o = make_options(c);
   const int top = static_cast<int>(c.options.integer("top-words", 0, 1000));
   info(fmt::format("{}; {} topics, alpha {}, beta {}; SparseLDA sampler", p.source, o.topics, o.alpha, o.beta));
@@ -152,7 +165,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
-  const lda::Problem p = make_problem(c);
+  const lda::Problem p = make_problem(rt, c);
   lda::StrataLda m(rt, p, make_options(c), c.plan);
   m.explain();
 }

@@ -1,14 +1,9 @@
 #include "lda/problem.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
-#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
+#include "strata/io/load.hpp"
 #include "strata/random.hpp"
 
 namespace strata::apps::lda {
@@ -116,31 +112,17 @@ void append_document(Problem& p, std::int32_t doc, std::vector<std::int32_t>& wo
   }
 }
 
-std::ifstream open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  return in;
-}
-
-void chomp(std::string& line) {
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-}
-
-// Whitespace-separated integers of a line; false when a field is not one or there
-// are more than out.size().
-bool integers(std::string_view line, std::span<std::int64_t> out, std::size_t& n) {
-  n = 0;
-  std::size_t i = 0;
-  for (;;) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == ',')) ++i;
-    if (i == line.size()) return true;
-    if (n == out.size()) return false;
-    const auto [end, ec] = std::from_chars(line.data() + i, line.data() + line.size(), out[n]);
-    if (ec != std::errc() || (end != line.data() + line.size() && *end != ' ' && *end != '\t' && *end != ','))
-      return false;
-    ++n;
-    i = static_cast<std::size_t>(end - line.data());
+// The lines of `text` as std::getline reads them: split at '\n', and a final
+// newline ends the last line rather than starting an empty one.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
   }
+  return lines;
 }
 
 // English function words, and the King James Bible's archaic ones (one of the
@@ -199,98 +181,41 @@ Problem generate(const SyntheticSpec& s, std::uint64_t seed) {
   return p;
 }
 
-// A UCI docword file starts with three lines of one integer each (documents, words,
-// records), then "doc word count" triples. A file whose first line is one integer
-// is taken for one (and a bad header reported by line) when its header lines or its
-// first record line look the part; a text that merely starts with a number ("1611\n
-// In the beginning ...") is text.
-Problem load(const std::string& path) {
-  std::ifstream in = open(path);
-  std::string line;
-  std::size_t fields[4] = {0, 0, 0, 0};
-  bool numeric[4] = {false, false, false, false};
-  for (int k = 0; k < 4 && std::getline(in, line); ++k) {
-    chomp(line);
-    std::int64_t v[3];
-    numeric[k] = integers(line, v, fields[k]);
-  }
-  auto one = [&](int k) { return numeric[k] && fields[k] == 1; };
-  const bool docword = one(0) && ((one(1) && one(2)) || (numeric[3] && fields[3] == 3));
-  return docword ? load_docword(path) : load_text(path);
+// The first lines are looked at in the mapped file, which the loaders then read
+// again: a stream read to look at them would have lost them (a pipe was read twice).
+// MappedFile refuses anything but a regular file, without waiting on a FIFO.
+Problem load(Runtime& rt, const std::string& path) {
+  const io::MappedFile file(path);
+  if (io::looks_like_docword(file.text())) return load_docword(rt, path);
+  return load_text(path, file.text());
 }
 
-Problem load_docword(const std::string& path) {
-  std::ifstream in = open(path);
-  std::string line;
-  std::int64_t lineno = 0;
-  std::int64_t header[3] = {0, 0, 0};
-  std::string records_line;
-  const char* what[3] = {"the number of documents", "the number of words", "the number of records"};
-  for (int h = 0; h < 3; ++h) {
-    if (!std::getline(in, line))
-      throw ParseError(path, lineno + 1, "", fmt::format("missing header line: {}", what[h]));
-    ++lineno;
-    chomp(line);
-    std::int64_t v[1];
-    std::size_t n = 0;
-    if (!integers(line, v, n) || n != 1 || v[0] < 0 || (h < 2 && v[0] > INT32_MAX))
-      throw ParseError(path, lineno, line, fmt::format("expected {} (a non-negative integer)", what[h]));
-    header[h] = v[0];
-    if (h == 2) records_line = line;
-  }
+Problem load_docword(Runtime& rt, const std::string& path) {
+  const auto counts = strata::load_docword<std::int32_t>(rt, path);
   Problem p;
-  p.docs = header[0];
-  p.words = header[1];
-  std::int64_t records = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    chomp(line);
-    std::int64_t f[3];
-    std::size_t n = 0;
-    if (!integers(line, f, n)) throw ParseError(path, lineno, line, "expected 'doc word count' (three integers)");
-    if (n == 0) continue;  // blank line
-    if (n != 3) throw ParseError(path, lineno, line, "expected 'doc word count' (three integers)");
-    if (f[0] < 1 || f[0] > p.docs)
-      throw ParseError(path, lineno, line, fmt::format("document id {} is outside 1..{}", f[0], p.docs));
-    if (f[1] < 1 || f[1] > p.words)
-      throw ParseError(path, lineno, line, fmt::format("word id {} is outside 1..{}", f[1], p.words));
-    if (f[2] < 1 || f[2] > INT32_MAX)
-      throw ParseError(path, lineno, line, fmt::format("count {} is not a positive 32-bit integer", f[2]));
-    p.entries.push_back({static_cast<std::int32_t>(f[0] - 1), static_cast<std::int32_t>(f[1] - 1),
-                         static_cast<std::int32_t>(f[2])});
-    ++records;
+  p.docs = counts.extent(0);
+  p.words = counts.extent(1);
+  // Documents and words are numbered with 32-bit integers.
+  if (p.docs > INT32_MAX || p.words > INT32_MAX) {
+    const bool docs = p.docs > INT32_MAX;
+    throw ParseError(path, docs ? 1 : 2, std::to_string(docs ? p.docs : p.words),
+                     fmt::format("{} {} exceed 2^31 - 1", docs ? "documents" : "words", docs ? p.docs : p.words));
   }
-  if (records != header[2])
-    throw ParseError(path, 3, records_line,
-                     fmt::format("the header promises {} records but the file holds {}", header[2], records));
-  // Sorted by (doc, word) with repeated pairs summed: the order the serial program visits.
-  std::sort(p.entries.begin(), p.entries.end(),
-            [](const DocWord& a, const DocWord& b) { return a.doc != b.doc ? a.doc < b.doc : a.word < b.word; });
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < p.entries.size(); ++i) {
-    if (out > 0 && p.entries[out - 1].doc == p.entries[i].doc && p.entries[out - 1].word == p.entries[i].word) {
-      const std::int64_t sum = std::int64_t{p.entries[out - 1].count} + p.entries[i].count;
-      if (sum > INT32_MAX)
-        throw ParseError(path, 3, records_line, fmt::format("document {} holds word {} more than 2^31 times",
-                                                            p.entries[i].doc + 1, p.entries[i].word + 1));
-      p.entries[out - 1].count = static_cast<std::int32_t>(sum);
-    } else {
-      p.entries[out++] = p.entries[i];
-    }
-  }
-  p.entries.resize(out);
-  for (const auto& e : p.entries) {
-    p.tokens += e.count;
-    p.max_count = std::max(p.max_count, e.count);
+  // By (doc, word), the order the serial program visits.
+  for (const auto& e : counts.gather_entries()) {
+    p.entries.push_back({static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value});
+    p.tokens += e.value;
+    p.max_count = std::max(p.max_count, e.value);
   }
   // UCI ships docword.NAME.txt with vocab.NAME.txt, one word per line.
   const std::filesystem::path file(path);
   const std::string name = file.filename().string();
-  if (name.rfind("docword.", 0) == 0) {
-    std::ifstream vocab(file.parent_path() / ("vocab." + name.substr(8)));
-    while (vocab && std::getline(vocab, line)) {
-      chomp(line);
-      p.vocabulary.push_back(line);
+  const auto vocab = file.parent_path() / ("vocab." + name.substr(std::min<std::size_t>(8, name.size())));
+  if (name.rfind("docword.", 0) == 0 && std::filesystem::exists(vocab)) {
+    const io::MappedFile words(vocab.string());
+    for (std::string_view w : lines_of(words.text())) {
+      if (!w.empty() && w.back() == '\r') w.remove_suffix(1);
+      p.vocabulary.emplace_back(w);
     }
   }
   p.source = fmt::format("{}: {} documents, {} words, {} tokens{}", path, p.docs, p.words, p.tokens,
@@ -298,21 +223,20 @@ Problem load_docword(const std::string& path) {
   return p;
 }
 
-Problem load_text(const std::string& path) {
-  std::ifstream in = open(path);
+Problem load_text(const std::string& path, std::string_view text) {
   // First pass over the lines: words (ids in order of first appearance) per line,
   // and in how many lines each word occurs.
   std::unordered_map<std::string, std::int32_t> id;
   std::vector<std::string> names;
   std::vector<std::int64_t> doc_freq;
   std::vector<std::vector<std::int32_t>> lines;
-  std::string line, word;
+  std::string word;
   std::int64_t lineno = 0;
   const auto& stop = stop_words();
-  while (std::getline(in, line)) {
+  for (const std::string_view line : lines_of(text)) {
     ++lineno;
-    if (line.find('\0') != std::string::npos)
-      throw ParseError(path, lineno, line, "a NUL byte: this is not a text file");
+    if (line.find('\0') != std::string_view::npos)
+      throw ParseError(path, lineno, std::string(line), "a NUL byte: this is not a text file");
     std::vector<std::int32_t>& ids = lines.emplace_back();
     auto flush = [&] {
       if (word.size() >= 3 && !stop.contains(word)) {

@@ -6,7 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+namespace strata {
+class Runtime;
+}
 
 namespace strata::apps::lda {
 
@@ -42,20 +47,27 @@ struct SyntheticSpec {
 /// same corpus.
 Problem generate(const SyntheticSpec& spec, std::uint64_t seed);
 
-/// Reads a corpus: a UCI bag-of-words file when the first line is a single integer,
-/// otherwise plain text. ParseError names the file and line of bad input.
-Problem load(const std::string& path);
+/// Reads a corpus: a UCI bag-of-words file when its first lines look like one
+/// (io::looks_like_docword), otherwise plain text. The file is mapped, never read as
+/// a stream, so looking at its first lines consumes nothing: it must be a regular
+/// file (IoError otherwise). ParseError names the file and line of bad input.
+/// Collective.
+Problem load(Runtime& rt, const std::string& path);
 
-/// UCI "docword" format: three header lines (documents, words, records), then
-/// records "doc word count" with 1-based ids. Repeated pairs are summed. Word names
-/// come from the sibling vocab.NAME.txt of docword.NAME.txt when it exists.
-Problem load_docword(const std::string& path);
+/// UCI "docword" format, read by the library's loader (strata::load_docword): three
+/// header lines (documents, words, records), then records "doc word count" with
+/// 1-based ids, in parallel on every rank; every rank ends with the whole corpus. A
+/// (doc, word) pair given twice is an error naming both lines, as in the library.
+/// Word names come from the sibling vocab.NAME.txt of docword.NAME.txt when it exists.
+/// Collective.
+Problem load_docword(Runtime& rt, const std::string& path);
 
-/// Plain text, one document per line: letters only, lower-cased; words shorter than
-/// 3 letters, a built-in list of English stop words (with the King James Bible's
-/// archaic ones) and words seen in fewer than 2 documents are dropped, then lines
-/// left without words. Words are numbered in order of first appearance.
-Problem load_text(const std::string& path);
+/// Plain text `text` of the file `path`, one document per line: letters only,
+/// lower-cased; words shorter than 3 letters, a built-in list of English stop words
+/// (with the King James Bible's archaic ones) and words seen in fewer than 2 documents
+/// are dropped, then lines left without words. Words are numbered in order of first
+/// appearance. On the calling rank alone.
+Problem load_text(const std::string& path, std::string_view text);
 
 /// The `n` most frequent words of each topic, given word-topic counts (words x K,
 /// row-major): result[k] lists word ids, most frequent first.

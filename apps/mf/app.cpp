@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "mf/serial.hpp"
@@ -31,9 +32,12 @@ void check_synthetic_sizes(const RunConfig& c, const mf::SyntheticSpec& s) {
       .check();
 }
 
-mf::Problem make_problem(const RunConfig& c) {
+mf::Problem make_problem(Runtime& rt, const RunConfig& c) {
   const double holdout = c.options.real("holdout", 0.0, 0.9);
-  if (!c.data_path.empty()) return mf::load(c.data_path, holdout, c.seed);
+  if (!c.data_path.empty()) {
+    check_data_file(c.data_path, "rating file");
+    return mf::load(rt, c.data_path, holdout, c.seed);
+  }
   mf::SyntheticSpec s;
   s.users = c.synthetic.integer("users", 1);
   s.items = c.synthetic.integer("items", 1);
@@ -69,7 +73,7 @@ void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
-  const mf::Problem p = make_problem(c);
+  const mf::Problem p = make_problem(rt, c);
   const mf::Options o = make_options(c);
   info(fmt::format("{}; {} training, {} held out; rank {}, {} step, lr {}, reg {}", p.source, p.train.size(),
                    p.test.size(), o.rank, o.adagrad ? "AdaGrad" : "plain", o.lr, o.reg));
@@ -90,7 +94,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
-  const mf::Problem p = make_problem(c);
+  const mf::Problem p = make_problem(rt, c);
   mf::StrataMf m(rt, p, make_options(c), c.plan);
   m.explain();
 }

@@ -1,15 +1,15 @@
 #include "mf/problem.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <numeric>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
+#include "strata/io/load.hpp"
 #include "strata/random.hpp"
 
 namespace strata::apps::mf {
@@ -24,8 +24,19 @@ bool held_out(std::int64_t user, std::int64_t item, double holdout, std::uint64_
   return static_cast<double>(h >> 11) * 0x1.0p-53 < holdout;
 }
 
-void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed) {
-  for (const auto& r : all) (held_out(r.user, r.item, holdout, seed) ? p.test : p.train).push_back(r);
+// The sets are sized first: growing them rating by rating copied them about twice
+// over. `rating(all[k])` is the k-th rating.
+template <class Item, class AsRating>
+void split(Problem& p, const std::vector<Item>& all, double holdout, std::uint64_t seed, AsRating rating) {
+  std::vector<std::uint8_t> test(all.size());
+  std::size_t tests = 0;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const Rating r = rating(all[k]);
+    tests += test[k] = held_out(r.user, r.item, holdout, seed);
+  }
+  p.train.reserve(all.size() - tests);
+  p.test.reserve(tests);
+  for (std::size_t k = 0; k < all.size(); ++k) (test[k] ? p.test : p.train).push_back(rating(all[k]));
 }
 
 }  // namespace
@@ -89,82 +100,94 @@ Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) 
   p.users = users;
   p.items = items;
   p.source = fmt::format("synthetic: {} ratings of {} users on {} items, planted rank {}", spec.ratings, users, items, r);
-  split(p, std::move(all), holdout, seed);
+  split(p, all, holdout, seed, [](const Rating& r) { return r; });
   return p;
 }
 
 namespace {
 
-bool is_header(const std::string& line) {
-  for (char ch : line)
-    if (std::isalpha(static_cast<unsigned char>(ch))) return true;
-  return false;
+// Every rank's ratings, in file order: rank r parsed the r-th part of the file.
+std::vector<Entry<float, 2>> whole_file(Runtime& rt, std::vector<Entry<float, 2>> mine) {
+  if (rt.size() == 1) return mine;
+  const auto parts = rt.comm().allgatherv(std::as_bytes(std::span(mine)));
+  mine = {};
+  std::size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.size();
+  std::vector<Entry<float, 2>> all(bytes / sizeof(Entry<float, 2>));
+  auto* out = reinterpret_cast<std::byte*>(all.data());
+  for (const auto& part : parts) {
+    if (!part.empty()) std::memcpy(out, part.data(), part.size());
+    out += part.size();
+  }
+  return all;
 }
 
-// Dense ids in increasing order of the original ids.
-std::int64_t renumber(std::vector<std::int64_t>& ids) {
-  std::vector<std::int64_t> sorted = ids;
+// Dense ids in increasing order of the original ids, written over dimension d of
+// every rating; returns how many distinct ids there are. Through a table over
+// [0, largest id] when that is at most twice the ratings (linear time: MovieLens's
+// ids and generated ones are dense), else through the sorted distinct ids.
+std::int64_t renumber(std::vector<Entry<float, 2>>& all, std::size_t d) {
+  std::int64_t top = -1;
+  for (const auto& e : all) top = std::max(top, e.index[d]);
+  if (top < 2 * static_cast<std::int64_t>(all.size()) + 1024) {
+    std::vector<std::int64_t> dense(static_cast<std::size_t>(top + 1), -1);
+    for (const auto& e : all) dense[static_cast<std::size_t>(e.index[d])] = 0;
+    std::int64_t next = 0;
+    for (auto& id : dense)
+      if (id == 0) id = next++;
+    for (auto& e : all) e.index[d] = dense[static_cast<std::size_t>(e.index[d])];
+    return next;
+  }
+  std::vector<std::int64_t> sorted(all.size());
+  for (std::size_t k = 0; k < all.size(); ++k) sorted[k] = all[k].index[d];
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (auto& id : ids) id = std::lower_bound(sorted.begin(), sorted.end(), id) - sorted.begin();
+  for (auto& e : all) e.index[d] = std::lower_bound(sorted.begin(), sorted.end(), e.index[d]) - sorted.begin();
   return static_cast<std::int64_t>(sorted.size());
+}
+
+// Whether some (user, item) pair appears twice, in linear time: the ratings' items
+// bucketed by user (a counting sort), then per item the last user seen rating it.
+bool has_repeated_pair(const std::vector<Entry<float, 2>>& all, std::int64_t users, std::int64_t items) {
+  std::vector<std::int64_t> begin(static_cast<std::size_t>(users) + 1, 0);
+  for (const auto& e : all) ++begin[static_cast<std::size_t>(e.index[0]) + 1];
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  std::vector<std::int64_t> next(begin.begin(), begin.end() - 1), item_of(all.size());
+  for (const auto& e : all) {
+    std::int64_t& at = next[static_cast<std::size_t>(e.index[0])];
+    item_of[static_cast<std::size_t>(at++)] = e.index[1];
+  }
+  std::vector<std::int64_t> last_user(static_cast<std::size_t>(items), -1);
+  for (std::int64_t u = 0; u < users; ++u)
+    for (auto k = begin[static_cast<std::size_t>(u)]; k < begin[static_cast<std::size_t>(u) + 1]; ++k) {
+      std::int64_t& seen = last_user[static_cast<std::size_t>(item_of[static_cast<std::size_t>(k)])];
+      if (seen == u) return true;
+      seen = u;
+    }
+  return false;
 }
 
 }  // namespace
 
-Problem load(const std::string& path, double holdout, std::uint64_t seed) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("cannot open rating file '{}'", path));
-  std::vector<std::int64_t> users, items, lines;
-  std::vector<float> values;
-  std::string line;
-  std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    if (users.empty() && is_header(line)) continue;  // "userId,movieId,rating"
-    std::string text = line;
-    std::replace(text.begin(), text.end(), ',', ' ');
-    // A fourth field is a timestamp (MovieLens: ratings.csv, u.data); it is ignored.
-    long long u = -1, i = -1, when = 0;
-    double r = 0;
-    char extra = 0;
-    int tail = 0;
-    const int got = std::sscanf(text.c_str(), "%lld %lld %lf%n %lld %c", &u, &i, &r, &tail, &when, &extra);
-    // 3 fields and nothing after them, or 4 (the fourth an integer) and nothing after.
-    const bool fields_ok =
-        got == 4 || (got == 3 && text.find_first_not_of(" \t", static_cast<std::size_t>(tail)) == std::string::npos);
-    if (!fields_ok || u < 0 || i < 0 || !std::isfinite(r))
-      throw ParseError(path, line_no, line,
-                       "expected 'user item rating' or 'user item rating timestamp' with non-negative integer ids");
-    users.push_back(u);
-    items.push_back(i);
-    values.push_back(static_cast<float>(r));
-    lines.push_back(line_no);
-  }
-  if (in.bad()) throw IoError(fmt::format("error reading '{}'", path));
-  if (values.empty()) throw ParseError(path, line_no, "", "the file holds no ratings");
-  // A pair rated twice is an error, named by both lines (before renumbering).
-  std::vector<std::size_t> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto key = [&](std::size_t n) { return std::pair(users[n], items[n]); };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
-  for (std::size_t n = 1; n < order.size(); ++n)
-    if (key(order[n]) == key(order[n - 1]))
-      throw ParseError(path, lines[order[n]], "",
-                       fmt::format("user {} rated item {} already on line {}", users[order[n]], items[order[n]],
-                                   lines[order[n - 1]]));
+Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed) {
+  LoadReport report;
+  auto all = whole_file(rt, parse_entries<float, 2>(rt, path, parse::ratings, {}, {}, &report));
+  if (all.empty()) throw ParseError(path, report.lines, "", "the file holds no ratings");
   Problem p;
-  p.users = renumber(users);
-  p.items = renumber(items);
-  std::vector<Rating> all(values.size());
-  for (std::size_t n = 0; n < all.size(); ++n) all[n] = {users[n], items[n], values[n]};
+  p.users = renumber(all, 0);
+  p.items = renumber(all, 1);
+  if (has_repeated_pair(all, p.users, p.items)) {
+    // Every rank rescans alike and raises the same error, naming the lines.
+    const auto r = io::find_repeated_index<float, 2>(path, parse::ratings);
+    STRATA_CHECK(r, "the rescan finds the pair rated twice");
+    throw ParseError(path, r->line, r->text,
+                     fmt::format("user {} rated item {} already on line {}", r->index[0], r->index[1], r->first_line));
+  }
+  p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
+  // The serial program's order: the file's, shuffled with the seed.
   RandomStream rs(seed, 7);
   std::shuffle(all.begin(), all.end(), rs);
-  p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
-  split(p, std::move(all), holdout, seed);
+  split(p, all, holdout, seed, [](const Entry<float, 2>& e) { return Rating{e.index[0], e.index[1], e.value}; });
   return p;
 }
 

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace strata {
+class Runtime;
+}
+
 namespace strata::apps::mf {
 
 struct Rating {
@@ -34,12 +38,16 @@ struct SyntheticSpec {
 /// them, chosen by a hash of the pair, is held out.
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 
-/// "user item rating" lines, optionally with a fourth field, an integer timestamp,
-/// that is ignored (MovieLens's ratings.csv and u.data); whitespace- or
-/// comma-separated; '#' comments, blank lines and a header line of words skipped.
-/// Ids may be any non-negative integers: they are renumbered densely in increasing
-/// order. The training set is shuffled with the seed. ParseError names the file and line.
-Problem load(const std::string& path, double holdout, std::uint64_t seed);
+/// Reads a rating file with the library's parser strata::parse::ratings (parsers.hpp:
+/// "user item rating [timestamp]" lines as MovieLens ships them, a header line of
+/// column names skipped), in parallel on every rank and thread; every rank ends with
+/// the whole problem. Ids may be any non-negative integers below 10^18: they are
+/// renumbered densely in increasing order. A pair rated twice is an error naming both
+/// lines. The ratings are shuffled with the seed, in file order before the shuffle,
+/// so the split is the same for any number of ranks and threads. ParseError names the
+/// file and line; IoError when the file cannot be mapped (it must be a regular file).
+/// Collective.
+Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed);
 
 /// The objective SGD minimises, per training rating:
 /// (r - <w_u, h_i>)^2 + reg (|w_u|^2 + |h_i|^2), and the plain squared error.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "slr/serial.hpp"
@@ -14,9 +15,18 @@ namespace strata::apps {
 
 namespace {
 
-slr::Problem make_problem(const RunConfig& c) {
+slr::Problem make_problem(Runtime& rt, const RunConfig& c) {
   const double holdout = c.options.real("holdout", 0.0, 0.9);
-  if (!c.data_path.empty()) return slr::load_libsvm(c.data_path, holdout, c.seed);
+  if (!c.data_path.empty()) {
+    check_data_file(c.data_path, "LIBSVM file");
+    slr::Problem p = slr::load_libsvm(rt, c.data_path, holdout, c.seed);
+    // The model is dense over the largest feature id in the file: checked before it is
+    // allocated (a sparse file with one huge id loads fine).
+    MemoryNeeds()
+        .add(fmt::format("{}: feature ids up to {}", c.data_path, p.features), static_cast<double>(p.features), 32)
+        .check();
+    return p;
+  }
   slr::SyntheticSpec s;
   s.samples = c.synthetic.integer("samples", 1);
   s.features = c.synthetic.integer("features", 1, INT32_MAX);
@@ -54,7 +64,7 @@ LoopOptions loop_options(const RunConfig& c) {
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
-  const slr::Problem p = make_problem(c);
+  const slr::Problem p = make_problem(rt, c);
   const slr::Options o = make_options(c);
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, staleness {}, clock every {} iterations", p.source,
                    p.train.size(), p.test.size(), o.adarevision ? "AdaRevision" : "plain", o.lr, o.staleness,
@@ -74,7 +84,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
-  const slr::Problem p = make_problem(c);
+  const slr::Problem p = make_problem(rt, c);
   slr::StrataSlr m(rt, p, make_options(c), loop_options(c));
   m.explain();
 }

@@ -1,12 +1,11 @@
 #include "slr/problem.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "strata/error.hpp"
+#include "strata/io/load.hpp"
 #include "strata/random.hpp"
 
 namespace strata::apps::slr {
@@ -47,43 +46,29 @@ Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) 
   return p;
 }
 
-Problem load_libsvm(const std::string& path, double holdout, std::uint64_t seed) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("cannot open LIBSVM file '{}'", path));
+Problem load_libsvm(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed) {
+  // Feature ids are 1-based and held as 32-bit integers: at most 2^31 - 1.
+  LoadReport report;
+  const LibsvmData data =
+      strata::load_libsvm(rt, path, {}, std::int64_t{INT32_MAX}, &report, LibsvmLabels::binary);
+  const std::int64_t samples = data.labels.extent(0);
+  if (samples == 0) throw ParseError(path, report.lines, "", "the file holds no samples");
+  const std::vector<float> labels = data.labels.gather();
+  const auto entries = data.features.gather_entries();  // by sample, then feature: file order
   Problem p;
-  std::string line;
-  std::int64_t line_no = 0, index = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::string label;
-    if (!(words >> label)) continue;
-    Sample s{static_cast<std::int64_t>(p.feature.size()), 0, 0};
-    if (label == "1" || label == "+1") s.label = 1;
-    else if (label == "-1" || label == "0") s.label = 0;
-    else throw ParseError(path, line_no, line, "the label must be +1, 1, -1 or 0");
-    std::string pair;
-    std::int64_t previous = 0;
-    while (words >> pair) {
-      long long f = 0;
-      double v = 0;
-      int used = 0;
-      if (std::sscanf(pair.c_str(), "%lld:%lf%n", &f, &v, &used) != 2 || used != static_cast<int>(pair.size()) ||
-          f < 1 || f > INT32_MAX || !std::isfinite(v))
-        throw ParseError(path, line_no, line, fmt::format("'{}' is not index:value with a 1-based index", pair));
-      if (f <= previous) throw ParseError(path, line_no, line, "feature indices must increase within a line");
-      previous = f;
-      p.feature.push_back(static_cast<std::int32_t>(f - 1));
-      p.value.push_back(static_cast<float>(v));
-      p.features = std::max<std::int64_t>(p.features, f);
-      ++s.nnz;
+  p.feature.reserve(entries.size());
+  p.value.reserve(entries.size());
+  std::size_t k = 0;
+  for (std::int64_t i = 0; i < samples; ++i) {
+    Sample s{static_cast<std::int64_t>(p.feature.size()), 0, labels[static_cast<std::size_t>(i)] > 0 ? 1.0f : 0.0f};
+    for (; k < entries.size() && entries[k].index[0] == i; ++k, ++s.nnz) {
+      p.feature.push_back(static_cast<std::int32_t>(entries[k].index[1]));
+      p.value.push_back(entries[k].value);
+      p.features = std::max(p.features, entries[k].index[1] + 1);
     }
-    (held_out(index++, holdout, seed) ? p.test : p.train).push_back(s);
+    (held_out(i, holdout, seed) ? p.test : p.train).push_back(s);
   }
-  if (in.bad()) throw IoError(fmt::format("error reading '{}'", path));
-  if (index == 0) throw ParseError(path, line_no, "", "the file holds no samples");
-  p.source = fmt::format("{}: {} samples, {} features", path, index, p.features);
+  p.source = fmt::format("{}: {} samples, {} features", path, samples, p.features);
   return p;
 }
 

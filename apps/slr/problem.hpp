@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace strata {
+class Runtime;
+}
+
 namespace strata::apps::slr {
 
 /// One sample: features[begin, begin + nnz) of the problem, and its label.
@@ -37,9 +41,12 @@ struct SyntheticSpec {
 /// same data. A fraction `holdout` of the samples (by a hash of the index) is held out.
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 
-/// LIBSVM lines "label index:value ..." (1-based indices, increasing; labels
-/// +1/1 or -1/0; '#' comments). ParseError names the file and line.
-Problem load_libsvm(const std::string& path, double holdout, std::uint64_t seed);
+/// Reads a LIBSVM file with the library's loader (strata::load_libsvm: "label [qid:q]
+/// index:value ..." lines, 1-based feature ids increasing within a line, '#'
+/// comments) in parallel; every rank ends with the whole problem. Labels are those of
+/// binary classification, -1 or 0 (class 0) and 1 or +1 (class 1); feature ids at
+/// most 2^31 - 1. ParseError names the file and line. Collective.
+Problem load_libsvm(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed);
 
 inline float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 

@@ -351,11 +351,11 @@ class DistArray : public detail::ArrayBase {
       T* p = find(i);
       void* alt = detail::t_observer->on_access(*this, where, mode, i, false, p, sizeof(T));
       if (alt) return static_cast<T*>(alt);
-      if (!p) throw_not_local(i);
+      if (!p) throw_not_local(i, where);
       return p;
     }
     T* p = find(i);
-    if (!p) throw_not_local(i);
+    if (!p) throw_not_local(i, where);
     return p;
   }
 
@@ -431,17 +431,18 @@ class DistArray : public detail::ArrayBase {
       void* alt = detail::t_observer->on_access(*this, where, mode, i, true, p, len * sizeof(T));
       if (alt) return {static_cast<T*>(alt), len};
     }
-    if (!p) throw_not_local(i);
+    if (!p) throw_not_local(i, where);
     return {p, len};
   }
 
-  [[noreturn]] void throw_not_local(const Index<N>& i) const {
-    if (!in_bounds(i, shape_))
-      throw ShapeError(fmt::format("index {} is outside shape {}", to_string(i), to_string(shape_)));
+  // Names the access site and the array: "model.cpp:40:12: W: index (9, 0) is outside ...".
+  [[noreturn]] void throw_not_local(const Index<N>& i, const std::source_location& where) const {
+    const std::string at = detail::site_label(where) + ": " + detail::array_label(*this) + ": index " + to_string(i);
+    if (!in_bounds(i, shape_)) throw ShapeError(fmt::format("{} is outside shape {}", at, to_string(shape_)));
     if (sparse_ && dist_.owner(i.data()) == rt_->rank())
-      throw ShapeError(fmt::format("index {} holds no element of this sparse array", to_string(i)));
-    throw ShapeError(fmt::format("index {} belongs to rank {}, not to rank {} ({})", to_string(i),
-                                 dist_.owner(i.data()), rt_->rank(), dist_.describe()));
+      throw ShapeError(fmt::format("{} holds no element of this sparse array", at));
+    throw ShapeError(fmt::format("{} belongs to rank {}, not to rank {} ({})", at, dist_.owner(i.data()), rt_->rank(),
+                                 dist_.describe()));
   }
 
   template <class F>

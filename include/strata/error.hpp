@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace strata {
 
@@ -91,6 +92,11 @@ class InternalError : public Error {
  public:
   using Error::Error;
 };
+
+/// `text` made safe to print in a one-line message: control characters (terminal
+/// escape sequences among them), C1 controls and bytes that are not UTF-8 are written
+/// as \xNN, and the result is cut after about `max` characters ("...").
+std::string printable(std::string_view text, std::size_t max = 200);
 
 namespace detail {
 [[noreturn]] void fail_check(const char* expr, const char* file, int line, const std::string& msg);

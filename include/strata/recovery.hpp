@@ -1,5 +1,6 @@
 // What a program may ask of its run's loop calls: how many it made, how many a
-// resumed run skipped, and where the time of automatic checkpoints went.
+// resumed run skipped, where the time of automatic checkpoints went, and which of its
+// settings a checkpoint must match to be resumed.
 //
 // The loop calls themselves (the journal, automatic checkpoints, fast re-execution,
 // record and replay) are the engine's, in src/recovery/; README.md, "Automatic
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace strata {
 class Runtime;
@@ -39,5 +41,16 @@ void finish_checkpoints(Runtime& rt);
 
 /// This rank's checkpoint times so far (call finish_checkpoints first to count the last).
 CheckpointTimes checkpoint_times(Runtime& rt);
+
+/// Binds the run's automatic checkpoints to a setting that changes its results: an
+/// option ("--lr", "0.05"), a fingerprint of the training data, the model's size.
+/// Every checkpoint the run writes records it; resuming refuses, with a
+/// CheckpointError naming the setting and both values, a checkpoint written with
+/// another value or without the setting, and one with a setting this run does not
+/// bind. (The job's seed is always compared.) Call on every rank with the same values,
+/// before the loop calls they affect. OptionError for a name that is empty or holds
+/// spaces or control characters, a value with control characters, or a name bound
+/// twice to different values.
+void bind_checkpoints(Runtime& rt, const std::string& name, const std::string& value);
 
 }  // namespace strata::recovery

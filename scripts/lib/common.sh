@@ -25,11 +25,14 @@ strata_ensure_packages() {
 
 # Open MPI refuses to run as root unless told twice; containers often lack the
 # ptrace rights its single-copy shared-memory path needs; tests start more ranks
-# than there are cores.
+# than there are cores. The scripts run every rank on this host: ranks talk through
+# shared memory only (btl self,vader), so none listens on a TCP port, and mpirun's
+# own channel stays on the loopback interface (docs/security.md, multi-host runs).
 strata_mpi_env() {
   if [ "$(id -u)" -eq 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
+  export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
   export OMPI_MCA_rmaps_base_oversubscribe=1
 }

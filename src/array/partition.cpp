@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "strata/detail/huge_pages.hpp"
 #include "strata/error.hpp"
 #include "strata/random.hpp"
 
@@ -152,7 +153,10 @@ namespace {
 
 std::vector<std::int64_t> even_bounds(std::int64_t extent, int parts) {
   std::vector<std::int64_t> b(static_cast<std::size_t>(parts) + 1);
-  for (int r = 0; r <= parts; ++r) b[static_cast<std::size_t>(r)] = extent * r / parts;
+  // extent * r / parts without forming extent * r, which overflows for extents near
+  // 2^62 (a crafted manifest): with extent = q * parts + m it is q * r + m * r / parts.
+  const std::int64_t q = extent / parts, m = extent % parts;
+  for (int r = 0; r <= parts; ++r) b[static_cast<std::size_t>(r)] = q * r + m * r / parts;
   return b;
 }
 
@@ -233,6 +237,13 @@ std::vector<IndexSet> Distribution::box(int rank) const {
       break;
     }
     case Partition::Kind::hash: {
+      // The rows are listed: about extent / ranks of them. A list no machine could
+      // hold is refused before the enumeration (which would take minutes, then fail).
+      const auto listed = static_cast<std::uint64_t>(shape_[d0] / ranks_) * sizeof(std::int64_t);
+      if (listed > detail::machine_memory())
+        throw ShapeError(fmt::format("a hash partition of {} rows over {} rank(s) lists about {} bytes of row ids "
+                                     "per rank, more than this machine's memory; use a range partition",
+                                     shape_[d0], ranks_, listed));
       std::vector<std::int64_t> members;
       for (std::int64_t i = 0; i < shape_[d0]; ++i)
         if (hash_owner(i) == rank) members.push_back(i);

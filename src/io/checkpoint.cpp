@@ -120,6 +120,9 @@ void finish(const Comm& comm, const CheckpointManifest& meta, const std::vector<
   commit(dir, tmp, nonce);
 }
 
+// A manifest lists one line per part, so even 100,000 ranks stay far below this.
+constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
+
 std::string read_manifest_text(const fs::path& dir) {
   if (!fs::exists(dir))
     throw CheckpointError(fmt::format("checkpoint directory {} does not exist", dir.string()));
@@ -130,7 +133,8 @@ std::string read_manifest_text(const fs::path& dir) {
     throw CheckpointError(
         fmt::format("checkpoint manifest {} is missing (not a checkpoint?)", m.string()));
   try {
-    const Bytes b = read_file(m, fs::file_size(m));
+    const Bytes b = read_file(m, kMaxManifestBytes + 1, Links::refuse);
+    if (b.size() > kMaxManifestBytes) throw IoError(fmt::format("larger than {} bytes", kMaxManifestBytes));
     return {reinterpret_cast<const char*>(b.data()), b.size()};
   } catch (const std::exception& e) {
     throw CheckpointError(
@@ -169,7 +173,7 @@ Bytes read_part(const fs::path& dir, const CheckpointPart& part) {
         "checkpoint part {} has the wrong size: expected {} bytes, got {}", f, part.bytes, size));
   Bytes data;
   try {
-    data = read_file(p, part.bytes);
+    data = read_file(p, part.bytes, Links::refuse);
   } catch (const IoError& e) {
     throw CheckpointError(fmt::format("checkpoint part {} cannot be read: {}", f, e.what()));
   }

@@ -3,12 +3,14 @@
 #include <xxhash.h>
 
 #include <charconv>
+#include <cstdint>
 #include <map>
 #include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "strata/detail/huge_pages.hpp"
 #include "strata/error.hpp"
 #include "strata/io/checkpoint_format.hpp"
 
@@ -56,6 +58,9 @@ const char* kind_name(Partition::Kind k) {
 }
 
 constexpr std::string_view kSelfKey = "manifest_xxh3";
+// Larger elements are not meant to be array elements; the bound keeps the record size
+// (element plus up to 4 indices) and every product with it far from overflow.
+constexpr std::uint64_t kMaxElementSize = std::uint64_t{1} << 30;
 
 // One manifest line being parsed: every failure names the file and the line.
 struct ManifestLine {
@@ -172,6 +177,8 @@ CheckpointManifest parse_manifest(std::string_view text, const std::string& file
                               kCheckpointVersion));
     } else if (key == "element_size") {
       m.element_size = line.integer<std::uint64_t>(value);
+      if (m.element_size == 0 || m.element_size > kMaxElementSize)
+        line.fail(fmt::format("element_size must be 1 to {} bytes", kMaxElementSize));
     } else if (key == "type") {
       m.type_tag = std::string(value);
     } else if (key == "dims") {
@@ -255,6 +262,35 @@ CheckpointManifest parse_manifest(std::string_view text, const std::string& file
   }
   const std::uint64_t rec = m.record_size();
   if (rec == 0) throw inconsistent("element_size is 0");
+  // Sizes are multiplied with overflow checks: every figure is read from a file that
+  // may be damaged or crafted. A dense array's parts must add up to the whole array
+  // before any part's box is computed (a hash partition enumerates its rows).
+  std::int64_t elements = 1, listed = 0, whole_bytes = 0;
+  for (auto e : m.shape)
+    if (__builtin_mul_overflow(elements, e, &elements))
+      throw inconsistent(fmt::format("shape {} has more elements than 2^63", fmt::join(m.shape, "x")));
+  for (const auto& part : m.parts)
+    if (part.bytes > static_cast<std::uint64_t>(INT64_MAX) ||
+        __builtin_add_overflow(listed, static_cast<std::int64_t>(part.bytes), &listed))
+      throw inconsistent(fmt::format("{} is listed with {} bytes, more than a file can hold", part.file, part.bytes));
+  if (m.nnz < 0 || m.nnz > elements)
+    throw inconsistent(fmt::format("nnz {} does not fit a shape of {} elements", m.nnz, elements));
+  if (__builtin_mul_overflow(m.nnz, static_cast<std::int64_t>(rec), &whole_bytes))
+    throw inconsistent(fmt::format("{} elements of {} bytes are more than 2^63 bytes", m.nnz, rec));
+  if (whole_bytes != listed)
+    throw inconsistent(fmt::format("parts hold {} bytes but {} elements of {} bytes take {}", listed, m.nnz, rec,
+                                   whole_bytes));
+  if (!m.sparse && m.nnz != elements)
+    throw inconsistent(fmt::format("a dense array of shape {} holds {} elements, not nnz {}",
+                                   fmt::join(m.shape, "x"), elements, m.nnz));
+  // Each part is read whole into memory; one larger than the machine cannot be, and
+  // refusing it here also spares enumerating a huge hash partition's rows below.
+  const std::uint64_t memory = machine_memory();
+  for (const auto& part : m.parts)
+    if (part.bytes > memory)
+      throw CheckpointError(fmt::format("checkpoint manifest {}: {} is listed with {} bytes, more than this "
+                                        "machine's memory ({} bytes)",
+                                        file, part.file, part.bytes, memory));
   std::int64_t stored = 0;
   for (int r = 0; r < m.ranks; ++r) {
     const auto& part = m.parts[static_cast<std::size_t>(r)];

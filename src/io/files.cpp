@@ -1,8 +1,10 @@
 #include "strata/io/files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -150,9 +152,22 @@ void sync_dir(const fs::path& dir) {
 }
 
 // Reads up to `limit` bytes; returns fewer when the file is shorter.
-Bytes read_file(const fs::path& p, std::uint64_t limit) {
-  Fd fd(p, O_RDONLY, "open");
-  Bytes out(static_cast<std::size_t>(limit));
+Bytes read_file(const fs::path& p, std::uint64_t limit, Links links) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+  const int flags = O_RDONLY | O_NONBLOCK | (links == Links::refuse ? O_NOFOLLOW : 0);
+  const int raw = ::open(p.c_str(), flags | O_CLOEXEC);
+  if (raw < 0 && errno == ELOOP && links == Links::refuse)
+    throw IoError(fmt::format("cannot read {}: it is a symbolic link, which is not followed here", p.string()));
+  Fd fd(raw, p, "open");
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw IoError(fmt::format("cannot stat {}: {}", p.string(), errno_text(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw IoError(fmt::format("cannot read {}: {}", p.string(),
+                              S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file"));
+  // Sized by what the file holds, not by `limit` alone: a limit taken from a damaged
+  // manifest must not allocate more than the file has (plus one byte, to see growth).
+  const auto room = std::min<std::uint64_t>(limit, static_cast<std::uint64_t>(st.st_size) + 1);
+  Bytes out(static_cast<std::size_t>(room));
   std::size_t at = 0;
   while (at < out.size()) {
     const ssize_t n = ::read(fd.get(), out.data() + at, out.size() - at);

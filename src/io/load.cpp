@@ -44,12 +44,13 @@ namespace {
 struct LibsvmHandler {
   std::int64_t base;
   std::optional<std::int64_t> num_features;
+  LibsvmLabels accepted;
   std::vector<Entry<float, 2>> features;
   std::vector<float> labels;
 
   void operator()(std::string_view line) {
     const auto sample = static_cast<std::int64_t>(labels.size());
-    if (const auto label = io::detail::parse_libsvm_line(line, base, num_features, sample, features))
+    if (const auto label = io::detail::parse_libsvm_line(line, base, num_features, sample, features, accepted))
       labels.push_back(*label);
   }
 };
@@ -57,13 +58,13 @@ struct LibsvmHandler {
 }  // namespace
 
 LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& options,
-                       std::optional<std::int64_t> num_features, LoadReport* report) {
+                       std::optional<std::int64_t> num_features, LoadReport* report, LibsvmLabels accepted) {
   const auto start = std::chrono::steady_clock::now();
   LoadReport local;
   LoadReport& rep = report ? *report : local;
   const auto file = io::detail::open_everywhere(rt, path);
   std::vector<LibsvmHandler> handlers(static_cast<std::size_t>(rt.threads()),
-                                      LibsvmHandler{options.index_base.value_or(1), num_features, {}, {}});
+                                      LibsvmHandler{options.index_base.value_or(1), num_features, accepted, {}, {}});
   const auto scan = io::parallel_scan(rt, *file, 0, 0, options.skip_bad_lines,
                                       [&](int t) -> LibsvmHandler& { return handlers[static_cast<std::size_t>(t)]; });
   io::detail::record_scan(rep, path, scan);

@@ -10,18 +10,40 @@
 
 #include <fmt/format.h>
 
+#include "io/mapped_file_guard.hpp"
 #include "strata/error.hpp"
 
 namespace strata::io {
 
+namespace {
+
+// What a file that is not a regular one is, for messages.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe) or pipe";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+}  // namespace
+
+// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, possibly
+// forever; it has no effect on regular files. Only regular files are mapped: a
+// stream cannot be, and reading it would consume it.
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw IoError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw IoError(fmt::format("cannot read '{}': {}", path, S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(err)));
+    throw IoError(fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw IoError(fmt::format("cannot read '{}': it is {}, not a regular file", path, file_kind(st.st_mode)));
   }
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {
@@ -33,12 +55,24 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     }
     ::madvise(p, size_, MADV_SEQUENTIAL);
     data_ = static_cast<const char*>(p);
+    slot_ = detail::guard_mapping(data_, size_);
   }
   ::close(fd);
 }
 
 MappedFile::~MappedFile() {
+  detail::unguard_mapping(slot_);
   if (data_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+void MappedFile::check_unchanged() const {
+  if (detail::mapping_faulted(slot_))
+    throw IoError(fmt::format("'{}' was truncated while being read (it had {} bytes); nothing was loaded", path_,
+                              size_));
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && static_cast<std::size_t>(st.st_size) != size_)
+    throw IoError(fmt::format("'{}' changed size while being read (from {} to {} bytes); nothing was loaded", path_,
+                              size_, st.st_size));
 }
 
 std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,

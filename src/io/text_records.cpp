@@ -40,11 +40,13 @@ DocwordHeader read_docword_header(std::string_view text, const std::string& path
 // the last token of a file without a final newline ends at the end of the mapping.
 std::optional<float> parse_libsvm_line(std::string_view line, std::int64_t base,
                                        std::optional<std::int64_t> num_features, std::int64_t sample,
-                                       std::vector<Entry<float, 2>>& features) {
+                                       std::vector<Entry<float, 2>>& features, LibsvmLabels labels) {
   Scanner s(line);
   if (s.blank_or_comment()) return std::nullopt;
   const float label = s.get_number<float>("label");
   if (!std::isfinite(label)) throw LineError{"label is not a finite number"};
+  if (labels == LibsvmLabels::binary && label != 1 && label != -1 && label != 0)
+    throw LineError{fmt::format("label {} is not a class of binary classification (-1, 0 or 1)", label)};
   const std::size_t mark = features.size();
   std::int64_t previous = -1;
   try {

@@ -43,7 +43,7 @@ class SplitMemory final : public strata::detail::JournaledState {
       const auto id = in.get<std::uint64_t>();
       Split s;
       s.dim = static_cast<int>(in.get<std::int64_t>());
-      s.bounds.resize(in.get<std::uint64_t>());
+      s.bounds.resize(in.get_count(sizeof(std::int64_t)));  // bounded by the bytes left
       in.get_span(std::span(s.bounds));
       splits[id] = std::move(s);
     }

@@ -120,8 +120,66 @@ std::string LoopCalls::manifest_path() const { return (resume_->dir / detail::kM
 void LoopCalls::open_resume_point() {
   resume_opened_ = true;
   resume_ = read_resume_point(rt_, resume_dir_);
-  if (!resume_) rt_.log_once("{} holds no checkpoint yet: starting from the beginning", resume_dir_);
-  else check_arrays(false);  // refuse a checkpoint that does not fit before skipping anything
+  if (!resume_) {
+    rt_.log_once("{} holds no checkpoint yet: starting from the beginning", resume_dir_);
+    return;
+  }
+  // Refuse a checkpoint that does not fit before skipping anything.
+  resumed_with_ = resume_->manifest.settings;
+  resumed_manifest_ = manifest_path();
+  for (const auto& b : bound_) check_setting(b);
+  check_unbound_settings();
+  check_arrays(false);
+}
+
+void LoopCalls::bind(const std::string& name, const std::string& value) {
+  auto bad = [](std::string_view s, bool spaces) {
+    for (const char c : s)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F || (spaces && c == ' ')) return true;
+    return false;
+  };
+  if (name.empty() || bad(name, true))
+    throw OptionError(fmt::format("bind_checkpoints: the name '{}' must be one word without control characters",
+                                  printable(name, 80)));
+  if (bad(value, false))
+    throw OptionError(fmt::format("bind_checkpoints: the value of {} must not hold control characters (newlines)",
+                                  name));
+  for (const auto& b : bound_) {
+    if (b.name != name) continue;
+    if (b.value != value)
+      throw OptionError(fmt::format("bind_checkpoints: {} is bound to '{}' already; it cannot become '{}'", name,
+                                    printable(b.value, 80), printable(value, 80)));
+    return;
+  }
+  bound_.push_back({name, value});
+  if (resumed_with_) check_setting(bound_.back());  // bound after the resume point was opened
+}
+
+// A setting this run binds must have been recorded with the same value.
+void LoopCalls::check_setting(const BoundSetting& mine) const {
+  for (const auto& then : *resumed_with_) {
+    if (then.name != mine.name) continue;
+    if (then.value == mine.value) return;
+    throw CheckpointError(fmt::format("{}: the checkpoint was written with {} {}; this run has {} {}. Resume with "
+                                      "the same {}, or start afresh",
+                                      resumed_manifest_, mine.name, printable(then.value, 120), mine.name,
+                                      printable(mine.value, 120), mine.name));
+  }
+  throw CheckpointError(fmt::format("{}: the checkpoint was written by a run that did not set {}; this run has {} {}",
+                                    resumed_manifest_, mine.name, mine.name, printable(mine.value, 120)));
+}
+
+// A setting the checkpointed run recorded must be bound by this one too, before its
+// first loop call.
+void LoopCalls::check_unbound_settings() const {
+  for (const auto& then : *resumed_with_) {
+    auto same_name = [&](const BoundSetting& b) { return b.name == then.name; };
+    const bool bound = std::any_of(bound_.begin(), bound_.end(), same_name);
+    if (!bound)
+      throw CheckpointError(fmt::format("{}: the checkpoint was written with {} {}, which this run does not set "
+                                        "(another program, or another version of it?)",
+                                        resumed_manifest_, printable(then.name, 80), printable(then.value, 120)));
+  }
 }
 
 CallRecord LoopCalls::record_now() const {
@@ -208,6 +266,7 @@ void LoopCalls::checkpoint() {
   m.call = call_;
   m.changing_calls = changing_calls_;
   m.site = site_;
+  m.settings = bound_;
   pending_ = std::make_unique<PendingCheckpoint>(rt_, checkpoint_dir_, m, changed_ever_, journal_, background_,
                                                  std::move(storage_));
   storage_.clear();

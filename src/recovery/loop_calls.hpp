@@ -80,6 +80,9 @@ class LoopCalls final : public loop::CallHooks {
   std::unique_ptr<loop::ReplayedWrites> replay_writes(const RecordedCall& call, std::int64_t clocks) override;
   void before_relaxed_run(std::span<detail::RelaxedBase* const> tables, const std::string& site) override;
 
+  /// recovery::bind_checkpoints.
+  void bind(const std::string& name, const std::string& value);
+
   std::int64_t calls() const override { return call_; }
   std::int64_t skipped() const { return skipped_; }
   const CheckpointTimes& checkpoint_times() const { return times_; }
@@ -88,6 +91,8 @@ class LoopCalls final : public loop::CallHooks {
   void open_resume_point();
   void restore_states();
   void check_arrays(bool all_exist) const;
+  void check_setting(const BoundSetting& mine) const;
+  void check_unbound_settings() const;
   std::string manifest_path() const;  ///< of the checkpoint being resumed, for messages
   void load_arrays();
   CallRecord record_now() const;
@@ -104,6 +109,9 @@ class LoopCalls final : public loop::CallHooks {
   std::vector<std::uint64_t> changed_ever_;  ///< sorted ids
   bool resume_opened_ = false;
   std::optional<ResumePoint> resume_;
+  std::vector<BoundSetting> bound_;                        ///< recorded in every checkpoint
+  std::optional<std::vector<BoundSetting>> resumed_with_;  ///< the resumed checkpoint's
+  std::string resumed_manifest_;                           ///< its path, for messages
   std::unique_ptr<ExecutionRecord> record_;
   const RecordedCall* expected_ = nullptr;
   bool background_ = true;

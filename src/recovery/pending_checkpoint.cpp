@@ -177,6 +177,7 @@ void PendingCheckpoint::publish(const std::vector<Bytes>& sums) {
   std::vector<std::vector<FileSum>> of_rank;  // [rank][file], in the order of files_
   for (const auto& b : sums) of_rank.push_back(detail::as_vector<FileSum>(b));
   auto sum_of = [&](int rank, std::size_t file) { return of_rank.at(static_cast<std::size_t>(rank)).at(file); };
+  manifest_.nested.clear();
   for (std::size_t k = 0; k < array_dirs_.size(); ++k) {
     detail::CheckpointManifest m = array_dirs_[k].second;
     m.ranks = ranks;
@@ -185,8 +186,11 @@ void PendingCheckpoint::publish(const std::vector<Bytes>& sums) {
       const FileSum s = sum_of(r, k);
       m.parts.push_back({detail::checkpoint_part_name(r), s.bytes, s.checksum});
     }
-    write_text(tmp_ / array_dirs_[k].first / detail::kManifestName, detail::format_manifest(m));
+    const std::string text = detail::format_manifest(m);
+    write_text(tmp_ / array_dirs_[k].first / detail::kManifestName, text);
     detail::sync_dir(tmp_ / array_dirs_[k].first);
+    manifest_.nested.push_back(
+        {array_dirs_[k].first, detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), text.size())))});
   }
   manifest_.journals.clear();
   for (int r = 0; r < ranks; ++r) {

@@ -14,4 +14,8 @@ void finish_checkpoints(Runtime& rt) { loop_calls(rt).finish_checkpoints(); }
 
 CheckpointTimes checkpoint_times(Runtime& rt) { return loop_calls(rt).checkpoint_times(); }
 
+void bind_checkpoints(Runtime& rt, const std::string& name, const std::string& value) {
+  loop_calls(rt).bind(name, value);
+}
+
 }  // namespace strata::recovery

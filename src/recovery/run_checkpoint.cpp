@@ -17,11 +17,14 @@
 #include "strata/runtime.hpp"
 
 namespace strata::recovery {
+using strata::printable;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr const char* kMagic = "strata-run-checkpoint";
+// A manifest lists one line per array or part; far below this for any real run.
+constexpr std::uint64_t kMaxNestedManifestBytes = std::uint64_t{64} << 20;
 std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("{}", fmt::join(shape, "x")); }
 
 std::vector<std::int64_t> parse_shape(const std::string& s) {
@@ -42,8 +45,40 @@ std::string rest_of_line(std::istringstream& in) {
   return value;
 }
 
+bool digits(std::string_view s) {
+  return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// "array-12" or "state-12": the only directories a run checkpoint names.
+bool is_nested_dir(std::string_view name) {
+  for (std::string_view prefix : {"array-", "state-"})
+    if (name.starts_with(prefix)) return digits(name.substr(prefix.size()));
+  return false;
+}
+
+// "call-00000012", as checkpoint_name writes it: no separator, no "..".
+bool is_checkpoint_name(std::string_view name) {
+  return name.starts_with("call-") && name.size() >= 13 && digits(name.substr(5));
+}
+
+// A directory inside a checkpoint, which Strata creates as one: refused when it is a
+// symbolic link (which could lead out of the checkpoint) or anything else.
+void require_real_directory(const fs::path& p, const std::string& what) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(p, ec);
+  if (ec || st.type() == fs::file_type::not_found)
+    throw CheckpointError(fmt::format("{}: {} is missing", p.string(), what));
+  if (st.type() == fs::file_type::symlink)
+    throw CheckpointError(fmt::format("{}: {} is a symbolic link; resuming reads only what lies inside the "
+                                      "checkpoint directory",
+                                      p.string(), what));
+  if (st.type() != fs::file_type::directory)
+    throw CheckpointError(fmt::format("{}: {} is not a directory", p.string(), what));
+}
+
+// Every file of a checkpoint is read without following a symbolic link (see Links).
 std::string read_text(const fs::path& p, std::uint64_t limit) {
-  const Bytes b = detail::read_file(p, limit);
+  const Bytes b = detail::read_file(p, limit, detail::Links::refuse);
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
@@ -64,6 +99,8 @@ std::string format_run_manifest(const RunManifest& m) {
   for (const auto& a : m.arrays)
     t += fmt::format("array {} {} {} {} {}{}{}\n", a.id, a.tag, shape_text(a.shape), a.owner_state ? 1 : 0, a.rounds,
                      a.name.empty() ? "" : " ", a.name);
+  for (const auto& n : m.nested) t += fmt::format("nested {} {:016x}\n", n.dir, n.checksum);
+  for (const auto& b : m.settings) t += fmt::format("setting {} {}\n", b.name, b.value);
   for (std::size_t r = 0; r < m.journals.size(); ++r)
     t += fmt::format("journal {} {} {:016x}\n", r, m.journals[r].bytes, m.journals[r].checksum);
   return t + fmt::format("checksum {:016x}\n", detail::checkpoint_checksum(std::as_bytes(std::span(t.data(), t.size()))));
@@ -93,8 +130,11 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
     seen.insert(key);
     try {
       if (line_no == 1) {
-        if (key != kMagic || !(in >> m.version) || m.version != 1)
-          fail(fmt::format("not a run checkpoint manifest of version 1 (starts '{}')", line.substr(0, 40)));
+        if (key != kMagic || !(in >> m.version))
+          fail(fmt::format("not a run checkpoint manifest (starts '{}')", printable(line.substr(0, 40))));
+        if (m.version != kRunManifestVersion)
+          fail(fmt::format("a run checkpoint manifest of version {}; this build of Strata reads version {} only",
+                           m.version, kRunManifestVersion));
         magic = true;
       } else if (key == "program") m.program = rest_of_line(in);
       else if (key == "ranks") in >> m.ranks;
@@ -112,6 +152,18 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
         a.owner_state = state != 0;
         if (!in.eof()) a.name = rest_of_line(in);  // an unnamed array's line ends after its rounds
         m.arrays.push_back(a);
+      } else if (key == "nested") {
+        NestedManifest n;
+        std::string sum;
+        if (!(in >> n.dir >> sum) || !is_nested_dir(n.dir)) fail("malformed nested line");
+        n.checksum = std::stoull(sum, nullptr, 16);
+        m.nested.push_back(n);
+      } else if (key == "setting") {
+        BoundSetting b;
+        if (!(in >> b.name)) fail("malformed setting line");
+        std::getline(in >> std::ws, b.value);
+        in.clear();  // an empty value leaves getline at the end: not an error
+        m.settings.push_back(b);
       } else if (key == "journal") {
         std::size_t r = 0;
         std::string sum;
@@ -127,7 +179,7 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
         checksum_seen = true;
         if (at != text.size()) fail("text after the checksum line");
       } else {
-        fail(fmt::format("unknown key '{}'", key));
+        fail(fmt::format("unknown key '{}'", printable(key)));
       }
     } catch (const std::logic_error&) {  // stoll / stoull
       fail("malformed number");
@@ -162,13 +214,15 @@ Bytes encode_journal(const std::vector<CallRecord>& records) {
 std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const std::string& file) {
   try {
     detail::Reader in(bytes);
-    std::vector<CallRecord> out(static_cast<std::size_t>(in.get<std::uint64_t>()));
-    if (out.size() > bytes.size()) throw CheckpointError(fmt::format("{}: malformed journal", file));
+    // Every count is checked against the bytes left before it sizes a container (a
+    // record takes at least 16 bytes, a state 8), so a crafted length cannot
+    // allocate more than the file holds.
+    std::vector<CallRecord> out(in.get_count(16));
     for (auto& r : out) {
       r.site = in.get_string();
-      r.states.resize(static_cast<std::size_t>(in.get<std::uint64_t>()));
+      r.states.resize(in.get_count(8));
       for (auto& s : r.states) {
-        s.resize(static_cast<std::size_t>(in.get<std::uint64_t>()));
+        s.resize(in.get_count(1));
         in.get_span(std::span(s));
       }
     }
@@ -181,36 +235,77 @@ std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const s
   }
 }
 
+namespace {
+
+// The checkpoint `root` resumes from: root itself when it holds a run manifest, else
+// the one root/latest names. Only a name checkpoint_name could have written is
+// followed, and only to a real directory inside root. Nothing when root holds none yet.
+std::optional<fs::path> checkpoint_to_resume(const fs::path& root) {
+  if (!fs::is_directory(root))
+    throw CheckpointError(fmt::format("resume from {}: no such directory", root.string()));
+  std::error_code ec;
+  if (fs::symlink_status(root / detail::kManifestName, ec).type() != fs::file_type::not_found) return root;
+  const fs::path latest = root / kLatestName;
+  if (fs::symlink_status(latest, ec).type() == fs::file_type::not_found) return std::nullopt;  // none yet
+  std::string name = read_text(latest, 64);
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  if (!is_checkpoint_name(name))
+    throw CheckpointError(fmt::format("{}: names '{}', which is not a checkpoint of this directory (a name "
+                                      "like {})",
+                                      latest.string(), printable(name, 80), checkpoint_name(1)));
+  const fs::path dir = root / name;
+  require_real_directory(dir, fmt::format("the checkpoint {} names", latest.string()));
+  return dir;
+}
+
+// The array and state directories must be the ones the run manifest was written with:
+// each manifest's text has the checksum the run manifest lists.
+void check_nested(const fs::path& dir, const RunManifest& m, const std::string& where) {
+  auto listed = [&](const std::string& name) {
+    for (const auto& n : m.nested)
+      if (n.dir == name) return;
+    throw CheckpointError(fmt::format("{}: lists no manifest checksum for {} (damaged?)", where, name));
+  };
+  for (const auto& a : m.arrays) {
+    listed(fmt::format("array-{}", a.id));
+    if (a.owner_state) listed(fmt::format("state-{}", a.id));
+  }
+  for (const auto& n : m.nested) {
+    require_real_directory(dir / n.dir, "a directory the run manifest lists");
+    const fs::path f = dir / n.dir / detail::kManifestName;
+    const std::string text = read_text(f, kMaxNestedManifestBytes);
+    if (detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), text.size()))) != n.checksum)
+      throw CheckpointError(fmt::format("{}: does not belong to this checkpoint: its checksum differs from the one "
+                                        "{} lists (replaced or damaged)",
+                                        f.string(), where));
+  }
+}
+
+}  // namespace
+
 std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) {
   std::optional<ResumePoint> out;
   detail::all_or_none(rt.comm(), [&] {
     detail::typed<CheckpointError>([&] {
-      if (!fs::is_directory(root))
-        throw CheckpointError(fmt::format("resume from {}: no such directory", root.string()));
-      fs::path dir = root;
-      if (!fs::exists(root / detail::kManifestName)) {
-        if (!fs::exists(root / kLatestName)) return;  // nothing checkpointed yet
-        std::string name = read_text(root / kLatestName, 256);
-        while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-        dir = root / name;
-        if (name.empty() || !fs::is_directory(dir))
-          throw CheckpointError(
-              fmt::format("{}: names checkpoint '{}', which does not exist", (root / kLatestName).string(), name));
-      }
-      const fs::path manifest = dir / detail::kManifestName;
-      if (!fs::exists(manifest))
-        throw CheckpointError(fmt::format("{}: missing (not a checkpoint, or a torn one)", manifest.string()));
+      const std::optional<fs::path> dir = checkpoint_to_resume(root);
+      if (!dir) return;  // nothing checkpointed yet
+      const fs::path manifest = *dir / detail::kManifestName;
       ResumePoint p;
-      p.dir = dir;
-      p.manifest = parse_run_manifest(read_text(manifest, 1 << 24), manifest.string());
+      p.dir = *dir;
+      p.manifest = parse_run_manifest(read_text(manifest, kMaxNestedManifestBytes), manifest.string());
       if (p.manifest.program != program_name())
         throw CheckpointError(fmt::format("{}: written by program '{}', not by this one ('{}')", manifest.string(),
-                                          p.manifest.program, program_name()));
+                                          printable(p.manifest.program, 80), program_name()));
+      if (p.manifest.seed != rt.seed())
+        throw CheckpointError(fmt::format("{}: written by a run with seed {}; this run's seed is {} (--strata-seed, "
+                                          "STRATA_SEED)",
+                                          manifest.string(), p.manifest.seed, rt.seed()));
+      check_nested(*dir, p.manifest, manifest.string());
       for (int r = 0; r < p.manifest.ranks; ++r) {
-        const fs::path f = dir / fmt::format("journal-{}.bin", r);
+        const fs::path f = *dir / fmt::format("journal-{}.bin", r);
         const auto& want = p.manifest.journals[static_cast<std::size_t>(r)];
         if (!fs::exists(f)) throw CheckpointError(fmt::format("{}: missing", f.string()));
-        const Bytes b = detail::read_file(f, want.bytes + 1);
+        const Bytes b = detail::read_file(f, want.bytes + 1, detail::Links::refuse);
         if (b.size() != want.bytes)
           throw CheckpointError(fmt::format("{}: {} bytes, the manifest says {} (truncated or torn)", f.string(),
                                             b.size(), want.bytes));

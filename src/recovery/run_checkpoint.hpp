@@ -5,8 +5,10 @@
 //   DIR/call-00000012/       the checkpoint taken after loop call 12, complete: it is
 //                            written as call-00000012.tmp/ and renamed when done
 //                            (pending_checkpoint.hpp writes it)
-//     manifest.txt           the run (program, ranks, threads, seed), the loop call and
-//                            its site, the arrays, the journals; ends with its checksum
+//     manifest.txt           the run (program, ranks, threads, seed, the settings bound
+//                            to it), the loop call and its site, the arrays with the
+//                            checksums of their manifests, the journals; ends with its
+//                            own checksum
 //     array-<id>/            each array, in the format of strata/io/checkpoint.hpp
 //     state-<id>/            the owner state of the Buffer over array <id>, if it has
 //                            one (AdaGrad and AdaRevision sums)
@@ -52,8 +54,24 @@ struct JournalPart {
   std::uint64_t checksum = 0;
 };
 
+/// A manifest inside the checkpoint (array-<id>/manifest.txt, state-<id>/manifest.txt)
+/// and the checksum of its text: the run manifest binds them, and through their part
+/// checksums every byte of the checkpoint, so parts cannot be swapped between runs.
+struct NestedManifest {
+  std::string dir;  ///< "array-12"
+  std::uint64_t checksum = 0;
+};
+
+/// A setting that changes the run's results (recovery::bind_checkpoints): a resume
+/// with another value is refused, naming it.
+struct BoundSetting {
+  std::string name, value;
+};
+
+inline constexpr int kRunManifestVersion = 2;
+
 struct RunManifest {
-  int version = 1;
+  int version = kRunManifestVersion;
   std::string program;  ///< the executable's file name
   int ranks = 0, threads = 0;
   std::uint64_t seed = 0;
@@ -61,6 +79,8 @@ struct RunManifest {
   std::int64_t changing_calls = 0;  ///< of those, the ones that changed arrays
   std::string site;                 ///< where loop call `call` is in the program
   std::vector<SavedArray> arrays;
+  std::vector<NestedManifest> nested;  ///< one per array-<id> and state-<id> directory
+  std::vector<BoundSetting> settings;
   std::vector<JournalPart> journals;  ///< one per rank
 };
 

@@ -178,28 +178,28 @@ TEST(Lda, RecoversPlantedTopics) {
   EXPECT_GT(lda::topic_recovery(p, counts, 5, 0.01), 0.8);
 }
 
-// Each rank writes and reads its own files: the loaders are plain C++.
+// A file every rank reads (docword files are read in parallel): written once, by rank 0.
 std::string write(const strata::testing::TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir.file(fmt::format("r{}-{}", rt().rank(), name));
-  std::ofstream(path, std::ios::binary) << text;
+  const std::string path = dir.file(name);
+  if (rt().rank() == 0) std::ofstream(path, std::ios::binary) << text;
+  rt().comm().barrier();
   return path;
 }
 
 TEST(Lda, LoadsDocwordAndText) {
   strata::testing::TempDir dir("lda-load");
-  const std::string docword = dir.file(fmt::format("docword.r{}.txt", rt().rank()));
-  std::ofstream(docword) << "3\n4\n4\n1 2 3\n3 4 1\r\n1 1 2\n1 2 1\n";
-  std::ofstream(dir.file(fmt::format("vocab.r{}.txt", rt().rank()))) << "apple\nbanana\ncherry\ndate\n";
-  const auto d = lda::load(docword);
+  write(dir, "vocab.kos.txt", "apple\nbanana\ncherry\ndate\n");
+  const auto d = lda::load(rt(), write(dir, "docword.kos.txt", "3\n4\n3\n1 2 4\n3 4 1\r\n1 1 2\n"));
   EXPECT_EQ(d.docs, 3);
   EXPECT_EQ(d.words, 4);
   EXPECT_EQ(d.tokens, 7);
-  ASSERT_EQ(d.entries.size(), 3u);  // (0, 1) repeated: summed
+  ASSERT_EQ(d.entries.size(), 3u);  // by (doc, word)
+  EXPECT_EQ(d.entries[1].word, 1);
   EXPECT_EQ(d.entries[1].count, 4);
   EXPECT_EQ(d.max_count, 4);
   EXPECT_EQ(d.word_name(1), "banana");
 
-  const auto t = lda::load(
+  const auto t = lda::load(rt(),
       write(dir, "text.txt",
             "The cat sat on the mat.\nA CAT and a dog!\nDogs, cats; the dog's bone\nunique words only\n"));
   // "cat" and "dog" are in two lines each; "sat", "mat", "dogs", ... in one; "the",
@@ -209,7 +209,7 @@ TEST(Lda, LoadsDocwordAndText) {
   EXPECT_EQ(t.tokens, 4);
 
   // A text that starts with a number is still text, not a docword header.
-  const auto kjv = lda::load(write(dir, "year.txt",
+  const auto kjv = lda::load(rt(), write(dir, "year.txt",
                                    "1611\nin the beginning of the heaven\nthe heaven and the earth\n"
                                    "the earth was without form\n"));
   EXPECT_EQ(kjv.vocabulary, (std::vector<std::string>{"heaven", "earth"}));  // by first appearance
@@ -220,12 +220,14 @@ TEST(Lda, BadInputNamesFileAndLine) {
   auto expect_parse_error = [&](const std::string& name, const std::string& text, std::int64_t line) {
     const std::string path = write(dir, name, text);
     try {
-      lda::load(path);
+      lda::load(rt(), path);
       ADD_FAILURE() << name << ": no error";
     } catch (const ParseError& e) {
       EXPECT_EQ(e.file(), path) << e.what();
       EXPECT_EQ(e.line(), line) << e.what();
+      return std::string(e.what());
     }
+    return std::string();
   };
   expect_parse_error("header", "3\nfour\n2\n1 1 1\n1 2 1\n", 2);
   expect_parse_error("record", "3\n4\n2\n1 1 1\n1 x 1\n", 5);
@@ -236,8 +238,13 @@ TEST(Lda, BadInputNamesFileAndLine) {
   expect_parse_error("count", "3\n4\n1\n1 1 0\n", 4);
   expect_parse_error("too-few", "3\n4\n3\n1 1 1\n1 2 1\n", 3);
   expect_parse_error("binary", "some words here\nmore words\nbinary\0junk\n"s, 3);
-  EXPECT_THROW(lda::load(dir.file("missing.txt")), IoError);
-  EXPECT_THROW(lda::load(write(dir, "empty.txt", "a b\nc d\n")), IoError);
+  // A pair given twice was summed by the app's own reader; the library refuses it.
+  const std::string repeat = expect_parse_error("repeat", "3\n4\n3\n1 2 1\n2 2 1\n1 2 5\n", 6);
+  EXPECT_NE(repeat.find("index (1, 2) appears again (first on line 4)"), std::string::npos) << repeat;
+  expect_parse_error("huge-count", "3\n4\n1\n1 2 2147483648\n", 4);
+  EXPECT_THROW(lda::load(rt(), dir.file("missing.txt")), IoError);
+  EXPECT_THROW(lda::load(rt(), write(dir, "empty.txt", "a b\nc d\n")), IoError);
+  EXPECT_THROW(lda::load(rt(), dir.path().string()), IoError);  // a directory
 }
 
 // The app as the `strata` command runs it: one report per pass on every rank, the

@@ -1,11 +1,9 @@
 // The mf app: its Strata version equals the serial program replaying the plan's
-// equivalent order bit for bit, on any number of ranks and threads; the loader's
-// errors name the line.
+// equivalent order bit for bit, on any number of ranks and threads (its loader is
+// checked in mf_load_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "mf/serial.hpp"
 #include "mf/strata.hpp"
@@ -116,64 +114,6 @@ TEST(MfApp, GeneratorIsDeterministicAndHoldsOutByPair) {
   for (std::size_t k = 0; k < a.train.size(); ++k)
     ASSERT_TRUE(a.train[k].user == b.train[k].user && a.train[k].item == b.train[k].item &&
                 a.train[k].value == b.train[k].value);
-}
-
-class MfLoader : public ::testing::Test {
- protected:
-  std::string write(const std::string& text) {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("mf_loader_" + std::to_string(rt().rank()) + ".txt")).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-};
-
-TEST_F(MfLoader, SkipsHeaderAndCommentsAndRenumbersIds) {
-  const Problem p = load(write("userId,movieId,rating\n# comment\n10,500,4.5\n\n10,7,3\n99,500,1\n"), 0.0, 1);
-  EXPECT_EQ(p.users, 2);
-  EXPECT_EQ(p.items, 2);
-  ASSERT_EQ(p.train.size(), 3u);
-  EXPECT_TRUE(p.test.empty());
-}
-
-TEST_F(MfLoader, ReadsMovieLensTimestampsAndIgnoresThem) {
-  // ratings.csv of MovieLens, and the tab-separated u.data of its 100k set.
-  const Problem csv = load(write("userId,movieId,rating,timestamp\n1,31,2.5,1260759144\n1,1029,3.0,1260759179\n"
-                                 "2,31,4,835355493\n"),
-                           0.0, 1);
-  EXPECT_EQ(csv.users, 2);
-  EXPECT_EQ(csv.items, 2);
-  ASSERT_EQ(csv.train.size(), 3u);
-  float sum = 0;
-  for (const auto& r : csv.train) sum += r.value;
-  EXPECT_EQ(sum, 9.5f);
-  EXPECT_EQ(load(write("196\t242\t3\t881250949\n186\t302\t3\t891717742\n"), 0.0, 1).train.size(), 2u);
-  for (const char* bad : {"1 2 3 x\n", "1 2 3 4.5\n", "1 2 3 4 5\n"}) {
-    try {
-      load(write(std::string("5 6 1\n") + bad), 0.0, 1);
-      FAIL() << "accepted '" << bad << "'";
-    } catch (const ParseError& e) {
-      EXPECT_EQ(e.line(), 2) << bad;
-    }
-  }
-}
-
-TEST_F(MfLoader, BadLinesAndDuplicatesNameTheLine) {
-  try {
-    load(write("1 2 3\n1 2\n"), 0.1, 1);
-    FAIL() << "no error";
-  } catch (const ParseError& e) {
-    EXPECT_EQ(e.line(), 2);
-  }
-  try {
-    load(write("1 2 3\n3 4 5\n1 2 4\n"), 0.1, 1);
-    FAIL() << "no error";
-  } catch (const ParseError& e) {
-    EXPECT_EQ(e.line(), 3);
-    EXPECT_NE(std::string(e.what()).find("line 1"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(load("/nonexistent/ratings.txt", 0.1, 1), IoError);
-  EXPECT_THROW(load(write("# nothing\n"), 0.1, 1), ParseError);
 }
 
 }  // namespace

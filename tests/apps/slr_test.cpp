@@ -62,24 +62,51 @@ TEST(SlrApp, OneWorkerWithOneClockPerSampleMatchesTheSerialProgram) {
   for (std::size_t f = 0; f < w.size(); ++f) ASSERT_NEAR(w[f], serial.w()[f], 1e-5f) << "feature " << f;
 }
 
+// A file every rank reads: written once, by rank 0.
+std::string write_svm(const strata::testing::TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.file(name);
+  if (rt().rank() == 0) std::ofstream(path) << text;
+  rt().comm().barrier();
+  return path;
+}
+
+std::int64_t error_line(const std::string& path) {
+  try {
+    load_libsvm(rt(), path, 0.0, 1);
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), path);
+    return e.line();
+  }
+  ADD_FAILURE() << path << ": no error";
+  return 0;
+}
+
 TEST(SlrLoader, ReadsLibsvmAndNamesBadLines) {
-  const auto path = (std::filesystem::temp_directory_path() / ("slr_" + std::to_string(rt().rank()) + ".svm")).string();
-  std::ofstream(path) << "+1 1:0.5 7:1 # comment\n-1 2:1\n\n0 3:2\n";
-  const Problem p = load_libsvm(path, 0.0, 1);
+  strata::testing::TempDir dir("slr-load");
+  const auto path = write_svm(dir, "a.svm", "+1 1:0.5 7:1 # comment\n-1 2:1\n\n0 3:2\n");
+  const Problem p = load_libsvm(rt(), path, 0.0, 1);
   EXPECT_EQ(p.train.size(), 3u);
   EXPECT_EQ(p.features, 7);
   EXPECT_EQ(p.train[0].nnz, 2);
+  EXPECT_EQ(p.train[0].label, 1.0f);
   EXPECT_EQ(p.train[1].label, 0.0f);
-  std::ofstream(path) << "1 1:1\n1 3:1 2:1\n";
-  try {
-    load_libsvm(path, 0.0, 1);
-    FAIL() << "no error";
-  } catch (const ParseError& e) {
-    EXPECT_EQ(e.line(), 2);
-  }
-  std::ofstream(path) << "2 1:1\n";
-  EXPECT_THROW(load_libsvm(path, 0.0, 1), ParseError);
-  EXPECT_THROW(load_libsvm(path + ".missing", 0.0, 1), IoError);
+  EXPECT_EQ(p.train[2].label, 0.0f);
+  EXPECT_EQ(p.feature, (std::vector<std::int32_t>{0, 6, 1, 2}));
+  EXPECT_EQ(p.value, (std::vector<float>{0.5f, 1, 1, 2}));
+  EXPECT_EQ(error_line(write_svm(dir, "b.svm", "1 1:1\n1 3:1 2:1\n")), 2);
+  EXPECT_EQ(error_line(write_svm(dir, "c.svm", "1 1:1\n2 1:1\n")), 2);  // not a class
+  EXPECT_EQ(error_line(write_svm(dir, "d.svm", "1 1:1\n1 2147483648:1\n")), 2);
+  EXPECT_EQ(error_line(write_svm(dir, "e.svm", "# no samples\n")), 1);
+  EXPECT_THROW(load_libsvm(rt(), path + ".missing", 0.0, 1), IoError);
+}
+
+// The command refused the ranking data sets' "qid:" tokens, which the library reads.
+TEST(SlrLoader, ReadsQueryIdsAsTheLibraryDoes) {
+  strata::testing::TempDir dir("slr-qid");
+  const Problem p = load_libsvm(rt(), write_svm(dir, "q.svm", "1 qid:3 1:1 4:2\n-1 qid:3 2:1\n+1 qid:4 4:1\n"), 0.0, 1);
+  ASSERT_EQ(p.train.size(), 3u);
+  EXPECT_EQ(p.features, 4);
+  EXPECT_EQ(p.feature, (std::vector<std::int32_t>{0, 3, 1, 3}));
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ slr=(train slr --synthetic "samples=4000,features=3000,nnz=20" --epochs 2 --seed
 "$strata" "${rec[@]}" --threads 2 --replay rec >replay12.txt 2>&1 && fail "a replay on 1x2 of a 2x1 record ran"
 grep -q "recorded on 2 rank(s) x 1 thread(s)" replay12.txt || fail "layout refusal: $(cat replay12.txt)"
 
-# 6. Refused checkpoints: one line on stderr, exit 1, nothing trained.
+# 6. Refused checkpoints: one line on stderr, exit 1, nothing trained (issue #29).
 # expect_refusal NAME PATTERN ARGS...
 expect_refusal() {
   local name=$1 pattern=$2
@@ -185,9 +185,50 @@ c=$(damage manifest); sed -i 's/^seed .*/seed 99/' "$c/manifest.txt"
 expect_refusal manifest "checksum" "${small[@]}" --resume manifest
 c=$(damage cut); head -c 100 "$last/manifest.txt" >"$c/manifest.txt"
 expect_refusal cut "manifest.txt" "${small[@]}" --resume cut
-expect_refusal shapes "W was checkpointed as f32 \[300, 8\]; this run.s W is f32 \[300, 16\]" "${small[@]}" --rank 16 --resume good
-expect_refusal other_app "another program" train slr --synthetic "samples=500,features=200,nnz=5" --epochs 2 \
+# A checkpoint is bound to the options that change results and to the data: another
+# value of any of them is refused, naming it (before the arrays' shapes are compared).
+expect_refusal shapes "written with --rank 8; this run has --rank 16" "${small[@]}" --rank 16 --resume good
+expect_refusal other_app "written with app mf; this run has app slr" \
+  train slr --synthetic "samples=500,features=200,nnz=5" --epochs 2 --resume good
+expect_refusal other_lr "written with --lr 0.005; this run has --lr 0.02" "${small[@]}" --lr 0.02 --resume good
+expect_refusal other_seed "written with --seed 5; this run has --seed 6" "${small[@]}" --seed 6 --resume good
+expect_refusal other_step "written with --step plain; this run has --step adagrad" "${small[@]}" --step adagrad \
   --resume good
+expect_refusal other_spec "written with --synthetic users=300,items=80,ratings=5000.*; this run has --synthetic" \
+  "${small[@]}" --synthetic "users=300,items=80,ratings=5001,rank=3" --resume good
+# Other data of the same shape: the same pairs, one rating changed.
+awk 'BEGIN { for (u = 0; u < 60; ++u) for (i = 0; i < 20; ++i)
+              if ((u * 7 + i) % 3 == 0) print u, i, (u + i) % 5 + 1 }' >ratings-a.txt
+sed '1s/ [0-9]$/ 3/' ratings-a.txt >ratings-b.txt
+cmp -s ratings-a.txt ratings-b.txt && fail "ratings-b.txt does not differ"
+data_run=(train mf --epochs 2 --rank 4 --seed 5 --threads 1)
+"$strata" "${data_run[@]}" --data ratings-a.txt --checkpoint-dir data-ck >data.txt 2>&1 ||
+  fail "data run: $(cat data.txt)"
+expect_refusal other_data "written with --data bytes [0-9]* xxh3 [0-9a-f]*; this run has --data bytes" \
+  "${data_run[@]}" --data ratings-b.txt --resume data-ck
+"$strata" "${data_run[@]}" --data ratings-a.txt --resume data-ck >data2.txt 2>&1 ||
+  fail "resuming with the same data: $(cat data2.txt)"
+
+# Everything a resume reads stays inside the checkpoint directory: `latest` names a
+# checkpoint of the directory (no path), no file or directory in it is a symlink, and
+# the array directories are the ones the run manifest lists checksums for.
+name=$(cat good/latest)
+c=$(damage absolute); echo "$PWD/$last" >absolute/latest
+expect_refusal absolute "latest: names '.*', which is not a checkpoint of this directory" "${small[@]}" \
+  --resume absolute
+c=$(damage dotdot); echo "../good/$name" >dotdot/latest
+expect_refusal dotdot "latest: names '../good/call-.*', which is not a checkpoint" "${small[@]}" --resume dotdot
+mkdir linked && ln -s "$PWD/$last" "linked/$name" && echo "$name" >linked/latest
+expect_refusal linked "linked/$name: the checkpoint .* names is a symbolic link" "${small[@]}" --resume linked
+c=$(damage linked_manifest); rm "$c/manifest.txt"; ln -s "$PWD/$last/manifest.txt" "$c/manifest.txt"
+expect_refusal linked_manifest "manifest.txt: it is a symbolic link" "${small[@]}" --resume linked_manifest
+c=$(damage fifo); rm fifo/latest; mkfifo fifo/latest
+timeout 30 "$strata" "${small[@]}" --resume fifo >fifo.out 2>fifo.err
+[ $? -eq 1 ] && grep -q "latest: it is not a regular file" fifo.err || fail "a FIFO as latest: $(cat fifo.err)"
+"$strata" "${small[@]}" --lr 0.02 --checkpoint-dir other >other.txt 2>&1 || fail "other run: $(cat other.txt)"
+c=$(damage swapped); array=$(basename "$(ls -d "$c"/array-* | head -1)")
+rm -r "${c:?}/$array" && cp -r "other/$(cat other/latest)/$array" "$c/$array"
+expect_refusal swapped "$array/manifest.txt: does not belong to this checkpoint" "${small[@]}" --resume swapped
 expect_refusal missing "no such directory" "${small[@]}" --resume does-not-exist
 # After a refused resume nothing was half-loaded: the run never started training.
 grep -q "pass 1" shapes.out && fail "a refused resume reported a pass: $(cat shapes.out)"

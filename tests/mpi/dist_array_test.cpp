@@ -39,6 +39,19 @@ TEST(DistArray, RowViewsAndLocalAccess) {
   EXPECT_THROW(w.at({10, 0}), ShapeError);
 }
 
+TEST(DistArray, AnAccessOutsideTheArrayNamesTheArrayAndTheSourceLine) {
+  auto w = DistArray<float, 2>::zeros(rt(), {10, 4});
+  w.set_name("W");
+  try {
+    w.at({10, 0});
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("dist_array_test.cpp:" + std::to_string(__LINE__ - 4)), std::string::npos) << what;
+    EXPECT_NE(what.find("W: index (10, 0) is outside shape (10, 4)"), std::string::npos) << what;
+  }
+}
+
 TEST(DistArray, RepartitionKeepsContent) {
   auto a = DistArray<std::int64_t, 3>::generate(rt(), {6, 5, 4}, [](const Index<3>& i) { return i[0] * 100 + i[1] * 10 + i[2]; });
   const auto before = a.gather();

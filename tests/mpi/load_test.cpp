@@ -3,6 +3,7 @@
 // error, with the right line number, on every rank.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -116,13 +117,53 @@ TEST(Load, GivenShapeAndIndexBaseAreEnforced) {
 TEST(Load, DuplicatesAreAnErrorUnlessAPolicyIsChosen) {
   TempDir dir("load-dup");
   write_file(dir.file("d.txt"), "0 0 1\n1 1 2\n0 0 3\n");
-  EXPECT_THROW((load_sparse<float, 2>(rt(), dir.file("d.txt"), parse::triplets)), ShapeError);
+  // The file's fault, so a ParseError naming both lines (it was a ShapeError naming neither).
+  try {
+    load_sparse<float, 2>(rt(), dir.file("d.txt"), parse::triplets);
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.reason(), "index (0, 0) appears again (first on line 1); LoadOptions::duplicates (sum, first or last) "
+                          "merges repeated indices");
+  }
   LoadOptions sum;
   sum.duplicates = Duplicates::sum;
   EXPECT_EQ((load_sparse<float, 2>(rt(), dir.file("d.txt"), parse::triplets, sum)).gather_entries().front().value, 4.0f);
   LoadOptions last;
   last.duplicates = Duplicates::last;
   EXPECT_EQ((load_sparse<float, 2>(rt(), dir.file("d.txt"), parse::triplets, last)).gather_entries().front().value, 3.0f);
+}
+
+// MovieLens files: a header line of column names is skipped (and counted in the line
+// numbers); parse_entries keeps the file's order across ranks.
+TEST(Load, RatingsWithAHeaderLineInFileOrder) {
+  TempDir dir("load-ratings");
+  std::string text = "# MovieLens\nuserId,movieId,rating,timestamp\n";
+  for (int k = 0; k < 500; ++k) text += fmt::format("{},{},{},{}\n", (k * 37) % 101, k, k % 10 * 0.5, 1000 + k);
+  write_file(dir.file("r.csv"), text);
+  LoadReport report;
+  const auto mine = parse_entries<float, 2>(rt(), dir.file("r.csv"), parse::ratings, {}, {}, &report);
+  EXPECT_EQ(report.records, 500);
+  EXPECT_EQ(report.lines, 502);
+  Bytes bytes(reinterpret_cast<const std::byte*>(mine.data()),
+              reinterpret_cast<const std::byte*>(mine.data() + mine.size()));
+  int k = 0;
+  for (const auto& part : rt().comm().allgatherv(bytes))
+    for (std::size_t at = 0; at < part.size(); at += sizeof(Entry<float, 2>), ++k) {
+      Entry<float, 2> e;
+      std::memcpy(&e, part.data() + at, sizeof e);
+      ASSERT_EQ(e.index, (Index<2>{(k * 37) % 101, k})) << k;
+      ASSERT_EQ(e.value, static_cast<float>(k % 10 * 0.5)) << k;
+    }
+  EXPECT_EQ(k, 500);
+  EXPECT_EQ((load_sparse<float, 2>(rt(), dir.file("r.csv"), parse::ratings)).nnz(), 500);
+  write_file(dir.file("bad.csv"), "userId,movieId,rating\n1,2,3\n1,3,nan\n");
+  try {
+    load_sparse<float, 2>(rt(), dir.file("bad.csv"), parse::ratings);
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3);
+  }
 }
 
 TEST(Load, MissingFileIsAnIoErrorOnEveryRank) {

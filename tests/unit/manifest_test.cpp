@@ -70,7 +70,7 @@ TEST(RunManifest, EveryLineTheWriterWritesIsRequired) {
   const std::string lines[] = {"program strata\n", "ranks 1\n",           "threads 1\n",        "seed 42\n",
                                "call 1\n",         "changing-calls 1\n", "site a.cpp:1\n"};
   for (const std::string& missing : lines) {
-    std::string body = "strata-run-checkpoint 1\n";
+    std::string body = fmt::format("strata-run-checkpoint {}\n", recovery::kRunManifestVersion);
     for (const std::string& l : lines)
       if (l != missing) body += l;
     body += "journal 0 8 0000000000000001\n";

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "command_line.hpp"
+#include "common/run_binding.hpp"
 #include "metrics_file.hpp"
 #include "progress.hpp"
 #include "strata/error.hpp"
@@ -128,6 +129,7 @@ int train(Runtime& rt, const TrainCommand& t) {
                 t.config.serial ? "serial program" : "Strata", rt.size(), rt.threads(), t.config.epochs,
                 static_cast<unsigned long long>(t.config.seed));
   std::string diverged;
+  apps::bind_run_to_checkpoints(rt, *t.app, t.config);
   try {
     apps::find_app(t.app->name).train(rt, t.config, info, report);
   } catch (const Diverged& d) {
@@ -186,7 +188,9 @@ std::string failure_line(const std::exception& e) {
   else if (dynamic_cast<const std::system_error*>(&e)) what = fmt::format("system error: {}", e.what());
   else what = fmt::format("unexpected error: {}", e.what());
   std::replace(what.begin(), what.end(), '\n', ' ');
-  return what;
+  // Names and text from files or options are echoed in messages: escape control bytes,
+  // so a crafted file name or line cannot send escape sequences to the terminal.
+  return printable(what, 4000);
 }
 
 int run(int argc, char** argv) {
@@ -194,7 +198,7 @@ int run(int argc, char** argv) {
   try {
     cl = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const Error& e) {
-    if (lead_process()) std::fprintf(stderr, "strata: %s\n", e.what());
+    if (lead_process()) std::fprintf(stderr, "strata: %s\n", failure_line(e).c_str());
     return 2;
   }
   if (cl.verb == CommandLine::Verb::help) {
@@ -217,7 +221,7 @@ int run(int argc, char** argv) {
     // Errors in the data or options are found by every rank alike: one line.
     const bool shared = dynamic_cast<const OptionError*>(&e) || dynamic_cast<const ParseError*>(&e) ||
                         dynamic_cast<const IoError*>(&e);
-    if (rt.rank() == 0 || !shared) std::fprintf(stderr, "strata: %s\n", e.what());
+    if (rt.rank() == 0 || !shared) std::fprintf(stderr, "strata: %s\n", failure_line(e).c_str());
     return 1;
   } catch (const std::exception& e) {
     // Before the Runtime stops: a rank that ran out of memory says so itself.

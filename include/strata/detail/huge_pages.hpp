@@ -5,12 +5,22 @@
 #pragma once
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace strata::detail {
+
+/// The machine's physical memory in bytes (UINT64_MAX when unknown: nothing is
+/// refused). Sizes read from files or options are checked against it before they
+/// are allocated, so a size no machine could hold is an error naming its source.
+inline std::uint64_t machine_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
 
 inline void advise_huge_pages(const void* data, std::size_t bytes) {
   constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;

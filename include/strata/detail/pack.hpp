@@ -41,7 +41,7 @@ class Reader {
   template <class T>
   T get() {
     static_assert(std::is_trivially_copyable_v<T>);
-    STRATA_CHECK(pos_ + sizeof(T) <= in_.size(), "message shorter than expected");
+    STRATA_CHECK(sizeof(T) <= remaining(), "message shorter than expected");
     T v;
     std::memcpy(&v, in_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
@@ -49,22 +49,32 @@ class Reader {
   }
   template <class T>
   void get_span(std::span<T> out) {
-    STRATA_CHECK(pos_ + out.size_bytes() <= in_.size(), "message shorter than expected");
+    STRATA_CHECK(out.size_bytes() <= remaining(), "message shorter than expected");
     if (!out.empty()) std::memcpy(out.data(), in_.data() + pos_, out.size_bytes());
     pos_ += out.size_bytes();
   }
   /// The next `n` bytes, in place.
   std::span<const std::byte> take(std::size_t n) {
-    STRATA_CHECK(pos_ + n <= in_.size(), "message shorter than expected");
+    STRATA_CHECK(n <= remaining(), "message shorter than expected");
     const auto out = in_.subspan(pos_, n);
     pos_ += n;
     return out;
   }
-  /// A string written by append_string.
+  /// A string written by append_string. The length is checked against the bytes left
+  /// before anything is allocated: the buffer may come from a damaged or crafted file.
   std::string get_string() {
-    std::string s(get<std::uint64_t>(), '\0');
+    const auto n = get_count(1);
+    std::string s(n, '\0');
     get_span(std::span(s.data(), s.size()));
     return s;
+  }
+  /// A count written by append<std::uint64_t> of items that take at least
+  /// `min_bytes_each` bytes each; checked against the bytes left, so that a count read
+  /// from a file can size a container safely.
+  std::size_t get_count(std::size_t min_bytes_each) {
+    const auto n = get<std::uint64_t>();
+    STRATA_CHECK(min_bytes_each == 0 || n <= remaining() / min_bytes_each, "message shorter than expected");
+    return static_cast<std::size_t>(n);
   }
   std::size_t remaining() const { return in_.size() - pos_; }
 

@@ -52,8 +52,15 @@ void write_file_synced_direct(const std::filesystem::path& p, std::span<const st
 /// fsyncs a directory, so the names created or renamed in it are durable.
 void sync_dir(const std::filesystem::path& dir);
 
-/// Reads up to `limit` bytes of `p`; fewer when the file is shorter.
-Bytes read_file(const std::filesystem::path& p, std::uint64_t limit);
+/// Whether a read follows a symbolic link at the path's last component. Files inside a
+/// checkpoint are never links (Strata writes them), so reads there refuse one: a link
+/// planted in a checkpoint could make a resume load data from outside it.
+enum class Links { follow, refuse };
+
+/// Reads up to `limit` bytes of the regular file `p`; fewer when the file is shorter.
+/// IoError naming `p` for anything that is not a regular file (a directory, a FIFO,
+/// which would block) and, with Links::refuse, for a symbolic link.
+Bytes read_file(const std::filesystem::path& p, std::uint64_t limit, Links links = Links::follow);
 
 /// strerror as a std::string.
 std::string errno_text(int err);

@@ -5,6 +5,7 @@
 // own them. The loaded array is the same for any number of ranks and threads.
 //
 //   auto R = strata::load_sparse<float, 2>(rt, "ratings.txt", strata::parse::triplets);
+//   auto M = strata::load_sparse<float, 2>(rt, "ratings.csv", strata::parse::ratings);  // MovieLens
 //   auto E = strata::load_sparse<float, 2>(rt, "graph.txt", strata::parse::edges);
 //   auto D = strata::load_docword(rt, "docword.kos.txt");
 //   auto S = strata::load_libsvm(rt, "train.svm");
@@ -12,7 +13,9 @@
 //     ... emit({i, j, k}, v); ... });   // a user parser; throw io::LineError{"why"} on bad lines
 //
 // A malformed line raises ParseError naming the file, the line number and the text
-// (on every rank); with skip_bad_lines the line is skipped and counted instead.
+// (on every rank); with skip_bad_lines the line is skipped and counted instead. So
+// does an index that appears twice (under Duplicates::error), naming both lines.
+// parse_entries parses without building an array, keeping the file's order.
 #pragma once
 
 #include <algorithm>
@@ -25,8 +28,10 @@
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
+#include "strata/io/header_line.hpp"
 #include "strata/io/mapped_file.hpp"
 #include "strata/io/parsers.hpp"
+#include "strata/io/repeated_index.hpp"
 #include "strata/io/scan.hpp"
 #include "strata/io/text_records.hpp"
 
@@ -115,6 +120,43 @@ std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::
   return all;
 }
 
+/// Opens the file on every rank and parses its records (after a header line, for a
+/// parser whose format has one) on every rank and thread: this rank's elements in
+/// file order. The header line counts in report.lines.
+template <class T, std::size_t N, class Parser>
+std::vector<Entry<T, N>> parse_file(Runtime& rt, const std::string& path, const Parser& parser,
+                                    const LoadOptions& options, const std::optional<Shape<N>>& shape,
+                                    LoadReport& report) {
+  const auto file = open_everywhere(rt, path);
+  const DataStart start = data_start(file->text(), parser);
+  Index<N> base;
+  base.fill(options.index_base.value_or(0));
+  auto entries = parse_region<T, N>(rt, *file, start.begin, start.lines_before, parser, base, shape,
+                                    options.skip_bad_lines, report);
+  report.lines += start.lines_before;
+  return entries;
+}
+
+/// DistArray::sparse over a file's elements. Under Duplicates::error a repeated index
+/// is the file's fault: ParseError naming the line where it appears again and the
+/// line where it appeared first (found by a serial rescan, on the error path only).
+template <class T, std::size_t N, class Parser>
+DistArray<T, N> array_of_file(Runtime& rt, const std::string& path, const Parser& parser, const Shape<N>& shape,
+                              std::vector<Entry<T, N>> entries, const LoadOptions& options) {
+  try {
+    return DistArray<T, N>::sparse(rt, shape, std::move(entries), options.duplicates, options.partition);
+  } catch (const ShapeError&) {
+    // Every rank gets the ShapeError (sparse agrees on errors) and rescans alike.
+    if (options.duplicates != Duplicates::error) throw;
+    const auto repeat = find_repeated_index<T, N>(path, parser);
+    if (!repeat) throw;
+    throw ParseError(path, repeat->line, repeat->text,
+                     fmt::format("index {} appears again (first on line {}); LoadOptions::duplicates (sum, first "
+                                 "or last) merges repeated indices",
+                                 to_string(repeat->index), repeat->first_line));
+  }
+}
+
 /// The smallest shape holding every index of every rank.
 template <class T, std::size_t N>
 Shape<N> infer_shape(Runtime& rt, const std::vector<Entry<T, N>>& entries) {
@@ -139,15 +181,32 @@ DistArray<T, N> load_sparse(Runtime& rt, const std::string& path, const Parser& 
   const auto start = std::chrono::steady_clock::now();
   LoadReport local;
   LoadReport& rep = report ? *report : local;
-  const auto file = io::detail::open_everywhere(rt, path);
-  Index<N> base;
-  base.fill(options.index_base.value_or(0));
-  auto entries = io::detail::parse_region<T, N>(rt, *file, 0, 0, parser, base, shape, options.skip_bad_lines, rep);
+  auto entries = io::detail::parse_file<T, N>(rt, path, parser, options, shape, rep);
   const auto route_start = std::chrono::steady_clock::now();
   const Shape<N> s = shape ? *shape : io::detail::infer_shape(rt, entries);
-  auto array = DistArray<T, N>::sparse(rt, s, std::move(entries), options.duplicates, options.partition);
+  auto array = io::detail::array_of_file<T, N>(rt, path, parser, s, std::move(entries), options);
   io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;
+}
+
+/// Parses a text file as load_sparse does (every rank and thread; the same rules,
+/// errors, header line and options, but for `duplicates` and `partition`) without
+/// building an array: returns this rank's elements in file order. Rank r holds the
+/// r-th of P consecutive parts of the file, so the ranks' results concatenated in rank
+/// order are the whole file in order. For programs that need the file's order (a
+/// reproducible shuffle) or transform the elements before building arrays; repeated
+/// indices are theirs to judge (io::find_repeated_index names the lines). Collective.
+template <class T, std::size_t N, class Parser>
+std::vector<Entry<T, N>> parse_entries(Runtime& rt, const std::string& path, const Parser& parser,
+                                       const LoadOptions& options = {}, std::optional<Shape<N>> shape = {},
+                                       LoadReport* report = nullptr) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadReport local;
+  LoadReport& rep = report ? *report : local;
+  auto entries = io::detail::parse_file<T, N>(rt, path, parser, options, shape, rep);
+  const auto records = rt.comm().allreduce(static_cast<std::int64_t>(entries.size()), ReduceOp::sum);
+  io::detail::finish_report(rt, rep, start, std::chrono::steady_clock::now(), records);
+  return entries;
 }
 
 /// Loads a UCI bag-of-words "docword" file: three header lines (documents, words,
@@ -165,9 +224,11 @@ struct LibsvmData {
 
 /// Loads "label [qid:q] index:value ..." lines (1-based feature ids by default;
 /// ids must increase within a line; '#' starts a comment). Samples are numbered
-/// by their order in the file. The feature count is inferred unless given.
+/// by their order in the file. The feature count is inferred unless given; a given
+/// count is also a bound: a larger feature id is a malformed line.
 LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& options = {},
-                       std::optional<std::int64_t> num_features = {}, LoadReport* report = nullptr);
+                       std::optional<std::int64_t> num_features = {}, LoadReport* report = nullptr,
+                       LibsvmLabels accepted = LibsvmLabels::any);
 
 }  // namespace strata
 

@@ -22,7 +22,7 @@ DistArray<T, 2> load_docword(Runtime& rt, const std::string& path, const LoadOpt
   if (!options.skip_bad_lines && found != h.nnz)
     throw ParseError(path, 3, h.nnz_line,
                      fmt::format("the header promises {} records but the file holds {}", h.nnz, found));
-  auto array = DistArray<T, 2>::sparse(rt, shape, std::move(entries), options.duplicates, options.partition);
+  auto array = io::detail::array_of_file<T, 2>(rt, path, parse::docword_records, shape, std::move(entries), options);
   rep.lines += 3;
   io::detail::finish_report(rt, rep, start, route_start, array.nnz());
   return array;

@@ -1,5 +1,11 @@
 // A read-only memory map of a whole file. Every rank maps the file and touches only
 // its own byte range, so the operating system reads each byte once per host.
+//
+// A file truncated while it is mapped would kill the process with SIGBUS at the first
+// touch past its new end. Strata's SIGBUS handler instead maps zero pages over the
+// lost part of a MappedFile and marks it, and readers call check_unchanged() after
+// reading: the load fails with an IoError naming the file. Faults outside mapped
+// files go to the handler that was there before (or end the process as usual).
 #pragma once
 
 #include <cstddef>
@@ -20,10 +26,15 @@ class MappedFile {
   std::size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  /// IoError naming the file when it was truncated under the map (a read past its new
+  /// end found zeros instead of dying) or its size differs now from when it was mapped.
+  void check_unchanged() const;
+
  private:
   std::string path_;
   const char* data_ = nullptr;
   std::size_t size_ = 0;
+  int slot_ = -1;  ///< in the SIGBUS handler's table of mapped files (-1: none)
 };
 
 /// The lines whose first byte lies in [begin, end) of `text`, as a byte range

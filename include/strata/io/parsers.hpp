@@ -4,7 +4,9 @@
 // that calls emit(index, value) for each element the line holds (none for blank or
 // comment lines) and throws io::LineError{"reason"} for a malformed line. Indices
 // are passed as they appear in the file; Emit subtracts the index base and checks
-// them against the shape, so parsers stay format-only.
+// them against the shape, so parsers stay format-only. A parser whose format may
+// start with a header line has a static member `bool is_header(std::string_view)`;
+// the loaders then skip the first line that is not blank or a comment when it says so.
 #pragma once
 
 #include <cmath>
@@ -15,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "strata/index.hpp"
+#include "strata/io/header_line.hpp"
 #include "strata/io/text_scan.hpp"
 
 namespace strata::io {
@@ -113,5 +116,47 @@ struct DocwordRecords {
   }
 };
 inline constexpr DocwordRecords docword_records{};
+
+/// "user item rating [timestamp]": rating files as MovieLens ships them (ratings.csv,
+/// u.data). Ids are non-negative integers of at most 18 digits (so below 2^63: a
+/// longer id is a malformed line, never a saturated one), the rating a finite number
+/// of type T (one that T cannot hold, as 1e300 for float, is malformed), and the
+/// optional fourth field an integer timestamp, read and dropped. Fields are
+/// separated by spaces, tabs or commas. A header of column names
+/// ("userId,movieId,rating,timestamp") is recognised by io::is_header_line.
+struct Ratings {
+  template <class T>
+  void operator()(std::string_view line, io::Emit<T, 2>& emit) const {
+    io::Scanner s(line);
+    if (s.blank_or_comment()) return;
+    const std::int64_t user = s.get_index("user id");
+    s.separator("item id");
+    const std::int64_t item = s.get_index("item id");
+    s.separator("rating");
+    const char* field = s.pos();
+    const T rating = io::detail::finite(s.template get_number<T>("rating"));
+    whole_field(s, field, "rating");  // "2.5e-" of a cut line is not 2.5
+    if (s.skip_blanks(), !s.at_end() && *s.pos() != '#') {
+      if (*s.pos() == ',') s.separator("timestamp");
+      field = s.pos();
+      s.template get_number<std::int64_t>("timestamp");
+      whole_field(s, field, "timestamp");
+    }
+    s.finish("user, item, rating and timestamp");
+    emit({user, item}, rating);
+  }
+  static bool is_header(std::string_view line) { return io::is_header_line(line); }
+
+ private:
+  // A number must be the whole field: what follows it is a separator, a comment or
+  // the end of the line.
+  static void whole_field(const io::Scanner& s, const char* field, const char* what) {
+    if (s.at_end() || *s.pos() == ' ' || *s.pos() == '\t' || *s.pos() == ',' || *s.pos() == '#') return;
+    const char* end = s.pos();
+    while (end != s.end() && *end != ' ' && *end != '\t' && *end != ',') ++end;
+    throw io::LineError{std::string("bad ") + what + " '" + std::string(field, end) + "'"};
+  }
+};
+inline constexpr Ratings ratings{};
 
 }  // namespace strata::parse

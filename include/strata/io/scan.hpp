@@ -50,6 +50,8 @@ ScanSummary parallel_scan(Runtime& rt, const MappedFile& file, std::size_t regio
     if constexpr (requires { handler.begin_chunk(std::size_t{}); }) handler.begin_chunk(te - tb);
     scans[ut] = scan_chunk(text.substr(tb, te - tb), handler, skip_bad);
   });
+  // Before any line is reported: a file truncated under the map read zeros at its end.
+  strata::detail::all_or_none(rt.comm(), [&] { file.check_unchanged(); });
 
   ScanSummary out;
   std::int64_t local_lines = 0, local_bad = 0;

@@ -29,6 +29,8 @@ class Scanner {
   bool blank_or_comment() const { return p_ == end_ || *p_ == '#' || *p_ == '%'; }
   bool at_end() const { return p_ == end_; }
   const char* pos() const { return p_; }
+  /// One past the line's last character (trailing blanks and '\r' excluded).
+  const char* end() const { return end_; }
 
   /// Skips the separator before the next field: spaces/tabs, or one comma with
   /// optional spaces around it. Throws if there is no separator.
