@@ -8,7 +8,9 @@
 //     parsed back; it must come back the same. Its program is any file name (no '/',
 //     NUL or newline), its site "path:line" with any path (no NUL or newline), its
 //     arrays' tags what checkpoint_type_tag gives (letters, digits, '_', '[', ']') and
-//     their names anything without a newline.
+//     their names anything without a newline, their ids of 19 digits at most (as
+//     directory names are read); its nested manifests array-<id> and state-<id>; its bound settings what bind_checkpoints accepts (a name of one word
+//     and a value, maybe empty, without control characters).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <span>
@@ -24,6 +26,8 @@
 
 namespace {
 
+using strata::recovery::BoundSetting;
+using strata::recovery::NestedManifest;
 using strata::recovery::RunManifest;
 using strata::recovery::SavedArray;
 
@@ -38,7 +42,12 @@ bool same(const RunManifest& a, const RunManifest& b) {
   }
   for (std::size_t k = 0; journals && k < a.journals.size(); ++k)
     journals = a.journals[k].bytes == b.journals[k].bytes && a.journals[k].checksum == b.journals[k].checksum;
-  return arrays && journals && a.version == b.version && a.program == b.program && a.ranks == b.ranks &&
+  bool nested = a.nested.size() == b.nested.size(), settings = a.settings.size() == b.settings.size();
+  for (std::size_t k = 0; nested && k < a.nested.size(); ++k)
+    nested = a.nested[k].dir == b.nested[k].dir && a.nested[k].checksum == b.nested[k].checksum;
+  for (std::size_t k = 0; settings && k < a.settings.size(); ++k)
+    settings = a.settings[k].name == b.settings[k].name && a.settings[k].value == b.settings[k].value;
+  return arrays && journals && nested && settings && a.version == b.version && a.program == b.program && a.ranks == b.ranks &&
          a.threads == b.threads && a.seed == b.seed && a.call == b.call && a.changing_calls == b.changing_calls &&
          a.site == b.site;
 }
@@ -48,6 +57,14 @@ std::string text(FuzzedDataProvider& in, std::size_t max, std::string_view exclu
   std::string s = in.ConsumeRandomLengthString(max);
   for (char& c : s)
     if (excluded.find(c) != std::string_view::npos) c = 'x';
+  return s;
+}
+
+// As text(), without control characters (and without spaces when `spaces` is false).
+std::string printable_text(FuzzedDataProvider& in, std::size_t max, bool spaces) {
+  std::string s = in.ConsumeRandomLengthString(max);
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F || (!spaces && c == ' ')) c = 'x';
   return s;
 }
 
@@ -71,7 +88,7 @@ RunManifest generate(FuzzedDataProvider& in) {
   m.site = fmt::format("{}:{}", text(in, 60, "\0\n"sv), in.ConsumeIntegral<std::uint32_t>());
   for (int k = in.ConsumeIntegralInRange(0, 4); k > 0; --k) {
     SavedArray a;
-    a.id = in.ConsumeIntegral<std::uint64_t>();
+    a.id = in.ConsumeIntegralInRange<std::uint64_t>(0, 9'999'999'999'999'999'999u);  // ids of 19 digits at most
     a.tag = tag(in);
     for (int d = in.ConsumeIntegralInRange(1, 4); d > 0; --d)
       a.shape.push_back(in.ConsumeIntegralInRange<std::int64_t>(0, INT64_MAX));
@@ -79,6 +96,13 @@ RunManifest generate(FuzzedDataProvider& in) {
     a.rounds = in.ConsumeIntegralInRange<std::int64_t>(0, INT64_MAX);
     a.name = text(in, 30, "\n"sv);
     m.arrays.push_back(a);
+    const char* dir = a.owner_state ? "state" : "array";
+    m.nested.push_back({fmt::format("{}-{}", dir, a.id), in.ConsumeIntegral<std::uint64_t>()});
+  }
+  for (int k = in.ConsumeIntegralInRange(0, 4); k > 0; --k) {
+    BoundSetting b{printable_text(in, 12, false), printable_text(in, 30, true)};
+    if (b.name.empty()) b.name = "--lr";
+    m.settings.push_back(b);
   }
   for (int r = 0; r < m.ranks; ++r)
     m.journals.push_back({in.ConsumeIntegral<std::uint64_t>(), in.ConsumeIntegral<std::uint64_t>()});
@@ -126,6 +150,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const CheckpointError& e) {
     FUZZ_CHECK(false, std::string("a manifest as a run writes it is rejected: ") + e.what() + "\n" + text);
   }
-  FUZZ_CHECK(same(m, back), "a manifest as a run writes it parses back differently");
+  FUZZ_CHECK(same(m, back), "a manifest as a run writes it parses back differently:\n" + text);
   return 0;
 }

@@ -160,8 +160,10 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
         m.nested.push_back(n);
       } else if (key == "setting") {
         BoundSetting b;
-        if (!(in >> b.name)) fail("malformed setting line");
-        std::getline(in >> std::ws, b.value);
+        // The value is the rest of the line after one space, leading spaces and all (a
+        // bound option may hold them); it may be empty, after the space all the same.
+        if (!(in >> b.name) || in.get() != ' ') fail("malformed setting line");
+        std::getline(in, b.value);
         in.clear();  // an empty value leaves getline at the end: not an error
         m.settings.push_back(b);
       } else if (key == "journal") {

@@ -1,8 +1,9 @@
 // The two manifest readers on what fuzzing found (fuzz/checkpoint_manifest.cpp,
 // fuzz/run_manifest.cpp; the inputs are in fuzz/corpus/): a run manifest with an
-// unnamed array, or a program, site or name with spaces, reads back as written; one
-// without a line the writer always writes is a CheckpointError; a checkpoint manifest
-// whose partition cannot be built is a CheckpointError, not a ShapeError.
+// unnamed array, a program, site or name with spaces, or a bound setting's value with
+// leading spaces reads back as written; one without a line the writer always writes is
+// a CheckpointError; a checkpoint manifest whose partition cannot be built is a
+// CheckpointError, not a ShapeError.
 #include <gtest/gtest.h>
 
 #include <span>
@@ -64,6 +65,19 @@ TEST(RunManifest, UnnamedArraysReadBack) {
 TEST(RunManifest, SpacesInProgramSiteAndNamesReadBack) {
   const auto m = run_manifest_with("my trainer", "/home/me/My Projects/train.cpp:42", "  user factors ");
   expect_same(recovery::parse_run_manifest(recovery::format_run_manifest(m), "manifest.txt"), m);
+}
+
+// Found by fuzzing after the settings came in (run manifest version 2): a value's
+// leading spaces were dropped, so a run bound to --lr " 0.1" could not resume.
+TEST(RunManifest, SettingValuesReadBackAsBound) {
+  auto m = run_manifest_with("strata", "a.cpp:1", "W");
+  m.settings = {{"--lr", " 0.1"}, {"--data", ""}, {"--synthetic", "users=5, items=3  "}, {"app", "mf"}};
+  const auto back = recovery::parse_run_manifest(recovery::format_run_manifest(m), "manifest.txt");
+  ASSERT_EQ(back.settings.size(), m.settings.size());
+  for (std::size_t k = 0; k < m.settings.size(); ++k) {
+    EXPECT_EQ(back.settings[k].name, m.settings[k].name);
+    EXPECT_EQ(back.settings[k].value, m.settings[k].value) << m.settings[k].name;
+  }
 }
 
 TEST(RunManifest, EveryLineTheWriterWritesIsRequired) {
