@@ -4,7 +4,9 @@
 // words, int32 counts (load_docword's default).
 //   * a bad header is a ParseError naming the file and a header line (1 to 3);
 //   * a good one has non-negative figures and its records start at a line boundary;
-//   * the records pass line_parser_check.hpp's checks, and their counts are positive.
+//   * the records pass line_parser_check.hpp's checks, and their counts are positive;
+//   * whether the text is taken for docword (io::looks_like_docword) depends on its
+//     first four lines only.
 #include <string>
 
 #include "line_parser_check.hpp"
@@ -16,6 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::Settings in(data, size);
   const std::uint8_t flags = in.byte();
   const std::string_view text = in.rest();
+  // Whether a file is taken for docword depends on its first four lines only.
+  std::size_t four = 0;
+  for (int k = 0; k < 4 && four < text.size(); ++k) {
+    const std::size_t nl = text.find('\n', four);
+    four = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  FUZZ_CHECK(io::looks_like_docword(text) == io::looks_like_docword(text.substr(0, four)),
+             "looks_like_docword read past the fourth line");
   io::detail::DocwordHeader h;
   try {
     h = io::detail::read_docword_header(text, "docword.txt");
