@@ -180,6 +180,9 @@ CheckpointManifest parse_manifest(std::string_view text, const std::string& file
       if (m.element_size == 0 || m.element_size > kMaxElementSize)
         line.fail(fmt::format("element_size must be 1 to {} bytes", kMaxElementSize));
     } else if (key == "type") {
+      // A tag format_manifest would refuse to write (lines end at '\n' only, so '\r'
+      // is the one that can get here) is refused here too.
+      if (value.find('\r') != std::string_view::npos) line.fail("the type tag must be a single line");
       m.type_tag = std::string(value);
     } else if (key == "dims") {
       m.dims = line.integer<std::uint64_t>(value);

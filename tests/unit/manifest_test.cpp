@@ -2,8 +2,8 @@
 // fuzz/run_manifest.cpp; the inputs are in fuzz/corpus/): a run manifest with an
 // unnamed array, a program, site or name with spaces, or a bound setting's value with
 // leading spaces reads back as written; one without a line the writer always writes is
-// a CheckpointError; a checkpoint manifest whose partition cannot be built is a
-// CheckpointError, not a ShapeError.
+// a CheckpointError; so is a checkpoint manifest whose partition cannot be built (not a
+// ShapeError) or whose type tag holds a line break.
 #include <gtest/gtest.h>
 
 #include <span>
@@ -119,6 +119,29 @@ TEST(CheckpointManifest, PartitionThatCannotBeBuiltIsACheckpointError) {
     ADD_FAILURE() << "accepted a block2d partition over one dimension twice";
   } catch (const CheckpointError& e) {
     EXPECT_NE(std::string(e.what()).find("manifest.txt is inconsistent: block2d"), std::string::npos) << e.what();
+  }
+}
+
+// Found by fuzzing: the reader took a type tag holding '\r', which format_manifest
+// refuses to write ("must be a single line"); now the reader refuses it too.
+TEST(CheckpointManifest, TypeTagOfMoreThanOneLineIsRefused) {
+  detail::CheckpointManifest m;
+  m.element_size = 4;
+  m.type_tag = "f32";
+  m.dims = 1;
+  m.shape = {3};
+  m.partition = Partition::range(0);
+  m.ranks = 1;
+  m.nnz = 3;
+  m.parts.push_back({detail::checkpoint_part_name(0), 12, 1});
+  const std::string good = detail::format_manifest(m);
+  std::string body = good.substr(0, good.find("manifest_xxh3="));
+  body.replace(body.find("type=f32"), 8, "type=f3\r2");
+  try {
+    detail::parse_manifest(body + "manifest_xxh3=" + xxh3_hex(body) + "\n", "manifest.txt");
+    ADD_FAILURE() << "accepted a type tag with a carriage return";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("the type tag must be a single line"), std::string::npos) << e.what();
   }
 }
 
