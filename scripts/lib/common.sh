@@ -1,9 +1,10 @@
 # Shared by the scripts: installs missing Debian packages and sets up Open MPI.
 # Source it; do not run it.
 
-# Debian 12 packages Strata builds and runs with.
+# Debian 12 packages Strata builds and runs with; the last four for the Python module
+# (python/), built for Debian's /usr/bin/python3.
 STRATA_PACKAGES=(build-essential cmake ninja-build ccache pkg-config openmpi-bin libopenmpi-dev
-                 libgtest-dev libfmt-dev libxxhash-dev)
+                 libgtest-dev libfmt-dev libxxhash-dev python3-dev pybind11-dev python3-pybind11 python3-numpy)
 
 strata_ensure_packages() {
   local missing=()
