@@ -15,19 +15,15 @@
 
 namespace strata::io {
 
-namespace {
-
-// What a file that is not a regular one is, for messages.
-const char* file_kind(mode_t mode) {
+const char* file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe) or pipe";
+  if (S_ISFIFO(mode)) return "a FIFO or pipe";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
   return "a special file";
 }
-
-}  // namespace
 
 // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, possibly
 // forever; it has no effect on regular files. Only regular files are mapped: a

@@ -10,21 +10,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "command_line.hpp"
-#include "common/run_binding.hpp"
 #include "metrics_file.hpp"
 #include "progress.hpp"
 #include "strata/error.hpp"
 #include "strata/recovery.hpp"
 #include "strata/runtime.hpp"
 #include "svg_plot.hpp"
+#include "training.hpp"
 
 namespace strata::cli {
 
@@ -97,45 +95,25 @@ int train(Runtime& rt, const TrainCommand& t) {
     apps::find_app(t.app->name).explain(rt, t.config);
     return 0;
   }
-  std::vector<apps::PassReport> passes;
   std::unique_ptr<Progress> progress;
   auto info = [&](const std::string& line) {
     if (lead) std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   };
-  // A pass whose quality figures are not finite ends training: the passes so far are
-  // still reported and written, the model is not saved, and the exit status is 1.
-  // The figures are combined over ranks, so every rank stops after the same pass.
-  struct Diverged {
-    std::string message;
-  };
-  auto report = [&](const apps::PassReport& r) {
-    passes.push_back(r);
-    if (lead) {
-      if (!progress) progress = std::make_unique<Progress>(stdout, draw_bar(), t.config.epochs, " " + t.app->unit);
-      progress->update(r);
-    }
-    for (const auto& m : r.metrics)
-      if (!std::isfinite(m.value))
-        throw Diverged{fmt::format("training diverged: {} is {} after pass {}; stopped{}. A smaller --lr usually "
-                                   "helps{}",
-                                   m.name, m.value, r.pass, t.config.save_dir.empty() ? "" : ", nothing saved",
-                                   t.config.plan == analysis::Strategy::data_parallel
-                                       ? ", and with --plan data-parallel so do clocks more often (--clock)"
-                                       : "")};
+  auto on_pass = [&](const apps::PassReport& r) {
+    if (!lead) return;
+    if (!progress) progress = std::make_unique<Progress>(stdout, draw_bar(), t.config.epochs, " " + t.app->unit);
+    progress->update(r);
   };
   if (lead)
     std::printf("strata train %s: %s, %d rank(s) x %d thread(s), %d passes, seed %llu\n", t.app->name.c_str(),
                 t.config.serial ? "serial program" : "Strata", rt.size(), rt.threads(), t.config.epochs,
                 static_cast<unsigned long long>(t.config.seed));
-  std::string diverged;
-  apps::bind_run_to_checkpoints(rt, *t.app, t.config);
-  try {
-    apps::find_app(t.app->name).train(rt, t.config, info, report);
-  } catch (const Diverged& d) {
-    diverged = d.message;
-  }
-  recovery::finish_checkpoints(rt);  // a failed last checkpoint is an error of the run, not a log line
+  // A pass whose quality figures are not finite ends training: the passes so far are
+  // still reported and written, the model is not saved, and the exit status is 1.
+  const TrainingResult result = run_training(rt, t, info, on_pass);
+  const std::vector<apps::PassReport>& passes = result.passes;
+  const std::string& diverged = result.diverged;
   recovery::CheckpointTimes ck = recovery::checkpoint_times(rt);
   for (double* v : {&ck.copy_seconds, &ck.commit_seconds, &ck.final_seconds, &ck.write_seconds})
     *v = rt.comm().allreduce(*v, ReduceOp::max);
@@ -177,22 +155,6 @@ bool lead_process() {
   return !r || std::string(r) == "0";
 }
 
-// One line for any exception: Strata's errors say what they are; for the others,
-// sizes that options give are checked before they are allocated (naming the option),
-// so what fails here is a size the data asks for, or the machine itself.
-std::string failure_line(const std::exception& e) {
-  std::string what;
-  if (dynamic_cast<const Error*>(&e)) what = e.what();
-  else if (dynamic_cast<const std::bad_alloc*>(&e))
-    what = "out of memory: an allocation failed (a size in the data or the options is too large for this machine)";
-  else if (dynamic_cast<const std::system_error*>(&e)) what = fmt::format("system error: {}", e.what());
-  else what = fmt::format("unexpected error: {}", e.what());
-  std::replace(what.begin(), what.end(), '\n', ' ');
-  // Names and text from files or options are echoed in messages: escape control bytes,
-  // so a crafted file name or line cannot send escape sequences to the terminal.
-  return printable(what, 4000);
-}
-
 int run(int argc, char** argv) {
   CommandLine cl;
   try {
@@ -206,10 +168,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (cl.verb == CommandLine::Verb::plot) return plot(cl.plot);
-  // The runtime sees --threads as --strata-threads, so it wins over STRATA_THREADS.
   std::vector<std::string> rt_args{"strata"};
-  if (cl.threads > 0) rt_args.push_back("--strata-threads=" + std::to_string(cl.threads));
-  rt_args.insert(rt_args.end(), cl.runtime_args.begin(), cl.runtime_args.end());
+  for (auto& a : runtime_arguments(cl)) rt_args.push_back(a);
   std::vector<char*> rt_argv;
   for (auto& a : rt_args) rt_argv.push_back(a.data());
   rt_argv.push_back(nullptr);

@@ -37,6 +37,10 @@ class MappedFile {
   int slot_ = -1;  ///< in the SIGBUS handler's table of mapped files (-1: none)
 };
 
+/// What kind of file a stat mode describes, for messages: "a directory", "a FIFO or
+/// pipe", "a character device", ... ("a regular file" for one).
+const char* file_kind(unsigned mode);
+
 /// The lines whose first byte lies in [begin, end) of `text`, as a byte range
 /// [first, last) that starts and ends on line boundaries. Applying it to adjacent
 /// ranges yields adjacent results, so every line lands in exactly one range.
