@@ -9,8 +9,6 @@
 
 namespace strata::apps {
 
-std::uint64_t machine_memory() { return strata::detail::machine_memory(); }
-
 MemoryNeeds& MemoryNeeds::add(std::string what, double count, double bytes_each) {
   needs_.push_back({std::move(what), count * bytes_each});
   return *this;
@@ -20,7 +18,7 @@ void MemoryNeeds::check() const {
   if (needs_.empty()) return;
   double total = 0;
   for (const auto& n : needs_) total += n.bytes;
-  const auto memory = static_cast<double>(machine_memory());
+  const auto memory = static_cast<double>(strata::detail::machine_memory());
   if (total <= memory) return;
   const auto largest =
       std::max_element(needs_.begin(), needs_.end(), [](const Need& a, const Need& b) { return a.bytes < b.bytes; });

@@ -10,9 +10,6 @@
 
 namespace strata::apps {
 
-/// The machine's physical memory in bytes.
-std::uint64_t machine_memory();
-
 class MemoryNeeds {
  public:
   /// `count` items of about `bytes_each` bytes, for the size the user gave as `what`

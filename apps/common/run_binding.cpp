@@ -12,7 +12,7 @@ std::string file_fingerprint(const std::string& path) {
   const io::MappedFile file(path);
   const std::string_view text = file.text();
   return fmt::format("bytes {} xxh3 {:016x}", text.size(),
-                     detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), text.size()))));
+                     detail::checkpoint_checksum(text));
 }
 
 void bind_run_to_checkpoints(Runtime& rt, const AppInfo& app, const RunConfig& config) {

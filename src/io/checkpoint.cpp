@@ -120,9 +120,6 @@ void finish(const Comm& comm, const CheckpointManifest& meta, const std::vector<
   commit(dir, tmp, nonce);
 }
 
-// A manifest lists one line per part, so even 100,000 ranks stay far below this.
-constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
-
 std::string read_manifest_text(const fs::path& dir) {
   if (!fs::exists(dir))
     throw CheckpointError(fmt::format("checkpoint directory {} does not exist", dir.string()));

@@ -135,7 +135,7 @@ std::string format_manifest(const CheckpointManifest& m) {
     s += fmt::format("part={} {} {} {}\n", k, m.parts[k].file, m.parts[k].bytes,
                      hex(m.parts[k].checksum));
   s += fmt::format("{}={}\n", kSelfKey,
-                   hex(checkpoint_checksum(std::as_bytes(std::span(s.data(), s.size())))));
+                   hex(checkpoint_checksum(s)));
   return s;
 }
 
@@ -163,7 +163,7 @@ CheckpointManifest parse_manifest(std::string_view text, const std::string& file
     if (key != "part" && !seen.emplace(std::string(key), number).second) line.fail("duplicate key");
     if (key == kSelfKey) {
       const auto want = line.integer<std::uint64_t>(value, 16);
-      const auto got = checkpoint_checksum(std::as_bytes(std::span(text.data(), line_start)));
+      const auto got = checkpoint_checksum(text.substr(0, line_start));
       if (want != got)
         throw CheckpointError(
             fmt::format("checkpoint manifest {} is corrupted: checksum mismatch (recorded {}, "

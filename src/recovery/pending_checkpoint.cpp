@@ -190,7 +190,7 @@ void PendingCheckpoint::publish(const std::vector<Bytes>& sums) {
     write_text(tmp_ / array_dirs_[k].first / detail::kManifestName, text);
     detail::sync_dir(tmp_ / array_dirs_[k].first);
     manifest_.nested.push_back(
-        {array_dirs_[k].first, detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), text.size())))});
+        {array_dirs_[k].first, detail::checkpoint_checksum(text)});
   }
   manifest_.journals.clear();
   for (int r = 0; r < ranks; ++r) {

@@ -23,8 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMagic = "strata-run-checkpoint";
-// A manifest lists one line per array or part; far below this for any real run.
-constexpr std::uint64_t kMaxNestedManifestBytes = std::uint64_t{64} << 20;
 std::string shape_text(const std::vector<std::int64_t>& shape) { return fmt::format("{}", fmt::join(shape, "x")); }
 
 std::vector<std::int64_t> parse_shape(const std::string& s) {
@@ -103,7 +101,7 @@ std::string format_run_manifest(const RunManifest& m) {
   for (const auto& b : m.settings) t += fmt::format("setting {} {}\n", b.name, b.value);
   for (std::size_t r = 0; r < m.journals.size(); ++r)
     t += fmt::format("journal {} {} {:016x}\n", r, m.journals[r].bytes, m.journals[r].checksum);
-  return t + fmt::format("checksum {:016x}\n", detail::checkpoint_checksum(std::as_bytes(std::span(t.data(), t.size()))));
+  return t + fmt::format("checksum {:016x}\n", detail::checkpoint_checksum(t));
 }
 
 RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
@@ -176,7 +174,7 @@ RunManifest parse_run_manifest(std::string_view text, const std::string& file) {
       } else if (key == "checksum") {
         std::string sum;
         in >> sum;
-        const auto want = detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), line_start)));
+        const auto want = detail::checkpoint_checksum(text.substr(0, line_start));
         if (std::stoull(sum, nullptr, 16) != want) fail("the manifest's checksum does not match its text (corrupted)");
         checksum_seen = true;
         if (at != text.size()) fail("text after the checksum line");
@@ -275,8 +273,8 @@ void check_nested(const fs::path& dir, const RunManifest& m, const std::string& 
   for (const auto& n : m.nested) {
     require_real_directory(dir / n.dir, "a directory the run manifest lists");
     const fs::path f = dir / n.dir / detail::kManifestName;
-    const std::string text = read_text(f, kMaxNestedManifestBytes);
-    if (detail::checkpoint_checksum(std::as_bytes(std::span(text.data(), text.size()))) != n.checksum)
+    const std::string text = read_text(f, detail::kMaxManifestBytes);
+    if (detail::checkpoint_checksum(text) != n.checksum)
       throw CheckpointError(fmt::format("{}: does not belong to this checkpoint: its checksum differs from the one "
                                         "{} lists (replaced or damaged)",
                                         f.string(), where));
@@ -294,7 +292,7 @@ std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) 
       const fs::path manifest = *dir / detail::kManifestName;
       ResumePoint p;
       p.dir = *dir;
-      p.manifest = parse_run_manifest(read_text(manifest, kMaxNestedManifestBytes), manifest.string());
+      p.manifest = parse_run_manifest(read_text(manifest, detail::kMaxManifestBytes), manifest.string());
       if (p.manifest.program != program_name())
         throw CheckpointError(fmt::format("{}: written by program '{}', not by this one ('{}')", manifest.string(),
                                           printable(p.manifest.program, 80), program_name()));

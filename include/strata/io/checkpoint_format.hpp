@@ -82,6 +82,14 @@ struct CheckpointExpect {
 
 /// XXH3-64 of `data`.
 std::uint64_t checkpoint_checksum(std::span<const std::byte> data);
+/// The same checksum of text (manifests, which checksum their own text).
+inline std::uint64_t checkpoint_checksum(std::string_view text) {
+  return checkpoint_checksum(std::as_bytes(std::span(text.data(), text.size())));
+}
+
+/// The largest manifest a reader accepts: one line per part or array keeps even a
+/// 100,000-rank run far below it, and a crafted size allocates no more.
+inline constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
 
 /// "part-00003.bin"
 std::string checkpoint_part_name(int part);
