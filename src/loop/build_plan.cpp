@@ -6,13 +6,39 @@
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
+#include "loop/ownership.hpp"
 #include "loop/round_dealer.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop::detail {
+namespace {
+
+// A conflict-groups plan runs when iterations conflict, so its result depends on the
+// order it visits them in, and a key order (all of a head entity's triples, then the
+// next's) is the worst an SGD loop can get. Each thread visits its iterations in the
+// order of a seeded hash of their index: the relative order of any two iterations is
+// the same whatever the ranks, threads and grouping, and the same in every run.
+void shuffle_groups_work(Plan& plan, const SpaceView& space, std::uint64_t seed) {
+  std::int64_t index[4];
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
+  for (auto& steps : plan.work)
+    for (auto& list : steps) {
+      keyed.clear();
+      for (const std::uint32_t pos : list) {
+        index_at(space, pos, index);
+        std::uint64_t h = seed;
+        for (int d = 0; d < space.dims; ++d) h = mix64(h ^ static_cast<std::uint64_t>(index[d]));
+        keyed.emplace_back(h, pos);
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (std::size_t k = 0; k < list.size(); ++k) list[k] = keyed[k].second;
+    }
+}
+
+}  // namespace
 
 std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, const LoopOptions& options,
-                                 const std::source_location& where, int stride) {
+                                 const std::source_location& where, int stride, const Plan* previous) {
   // A caller's view may predate a layout that moved the space (a speculative plan
   // replaced after its first run): start from the array as it is now.
   const SpaceView given = stale.refreshed();
@@ -22,6 +48,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   plan->loop_site = fmt::format("{}:{}", where.file_name(), where.line());
   plan->iter_dims = given.dims;
   plan->ordered = options.ordered;
+  plan->key_order = options.key_order;
   plan->ranks = rt.size();
   plan->threads = rt.threads();
   plan->workers = rt.size() * rt.threads();
@@ -31,10 +58,19 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<SiteRecord> local_sites;
   std::int64_t accesses = 0;
-  for (auto& rec : reconnoitre(given, body, false, stride)) {
+  // Planning again a loop whose groups no longer held: it will most likely need
+  // groups again, so this pass records the elements too, keyed as before, and saves
+  // the second pass when the analysis agrees.
+  using analysis::Strategy;
+  const bool record_now = previous && previous->choice.strategy == Strategy::groups && stride == 1;
+  const std::vector<std::uint64_t> hinted_rows = record_now ? row_keyed_arrays(*previous) : std::vector<std::uint64_t>{};
+  const std::uint64_t layout_seen = given.array->structure_version();
+  std::vector<analysis::ElementAccess> elements;
+  for (auto& rec : reconnoitre(given, body, record_now, stride, hinted_rows)) {
     accesses += rec.accesses();
     local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
     merge_read_sets(plan->read_sets, rec.read_sets());
+    elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
   }
   plan->recon_accesses = rt.comm().allreduce(accesses, ReduceOp::sum);
   plan->recon_seconds = rt.comm().allreduce(seconds_since(t0), ReduceOp::max);
@@ -43,7 +79,6 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   plan->sites = merge_sites(rt, local_sites);
   const std::vector<std::int64_t>& extents = given.shape;
   analyse(*plan, extents, options);
-  using analysis::Strategy;
   const auto strategy = plan->choice.strategy;
   // Conflict groups need every access; relaxed arrays need every rank's whole read set.
   if ((strategy == Strategy::groups || reads_relaxed_arrays(*plan)) && stride > 1)
@@ -60,10 +95,23 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   plan->work.assign(static_cast<std::size_t>(T), std::vector<std::vector<std::uint32_t>>(static_cast<std::size_t>(steps)));
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
-    std::vector<analysis::ElementAccess> elements;
-    for (auto& rec : reconnoitre(space, body, true, 1))
-      elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
+    const std::vector<std::uint64_t> row_keyed = row_keyed_arrays(*plan);
+    // The first pass's elements number this rank's iterations as they were then.
+    if (!record_now || row_keyed != hinted_rows || space.array->structure_version() != layout_seen) {
+      elements.clear();
+      for (auto& rec : reconnoitre(space, body, true, 1, row_keyed))
+        elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
+    }
     group_thread = group_threads(*plan, n, elements);
+    // A gathered plan groups rank 0's iterations (all of them); the report says the same on every rank.
+    plan->groups = rt.comm().allreduce(plan->groups, ReduceOp::max);
+    plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max);
+    // The groups hold for the accesses just recorded: with irregular subscripts and
+    // more than one thread running them, every run re-validates them.
+    if (plan->irregular && T > 1) {
+      auto table = std::make_shared<OwnershipTable>(*plan);
+      if (!table->empty()) plan->ownership = std::move(table);
+    }
   }
   const auto s = static_cast<std::size_t>(plan->choice.space_dim), t = static_cast<std::size_t>(plan->choice.time_dim);
   const auto& skew = plan->choice.skew;
@@ -124,7 +172,9 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   }
   // Ordered plans rely on key order inside a block; unordered ones may visit a
   // block's iterations in any order.
-  if (options.shuffle_seed && !plan->ordered && strategy != Strategy::serial)
+  if (strategy == Strategy::groups && !plan->ordered && !options.key_order)
+    shuffle_groups_work(*plan, space, options.shuffle_seed ? options.shuffle_seed : mix64(rt.seed() ^ 0x67726f757073));
+  else if (options.shuffle_seed && !plan->ordered && strategy != Strategy::serial)
     for (int th = 0; th < T; ++th)
       for (int st = 0; st < steps; ++st) {
         auto& list = plan->work[static_cast<std::size_t>(th)][static_cast<std::size_t>(st)];

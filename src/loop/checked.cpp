@@ -57,6 +57,14 @@ void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const s
       site_known ? "does not fit the subscripts the sampled reconnaissance found" : "comes from a site it never saw"));
 }
 
+void CheckedObserver::claim_failed(const strata::detail::ArrayBase& array, const std::source_location& where,
+                                   std::span<const std::int64_t> index, bool whole_last) const {
+  throw SpeculationFailed(fmt::format(
+      "access {} at {} in iteration ({}) touches what another thread's iterations touch in this call, one of them "
+      "writing it: the conflict groups recorded when the loop was planned no longer hold",
+      shown(array, index, whole_last), strata::detail::site_label(where), fmt::join(iteration_, ", ")));
+}
+
 void CheckedObserver::check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array,
                                     const std::source_location& where, strata::detail::AccessMode mode,
                                     std::span<const std::int64_t> index, bool whole_last) const {

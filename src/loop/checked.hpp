@@ -10,6 +10,9 @@
 //   (p_k + c, constant, whole). The first access that does not fit, or comes from an
 //   unknown site, throws SpeculationFailed *before* it touches memory, so every
 //   access that did run obeyed the plan and the run can be undone and re-planned.
+// * claims (re-validation of groups plans, loop/ownership.hpp): an access that
+//   conflicts with another worker's accesses in this run throws SpeculationFailed
+//   before it touches memory, the same way.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "strata/error.hpp"
+#include "loop/ownership.hpp"
 #include "loop/plan.hpp"
 
 namespace strata::loop {
@@ -43,6 +47,9 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   }
   /// The iteration the next accesses belong to (needed by the fit check).
   void begin_iteration(std::span<const std::int64_t> index) { iteration_ = index; }
+  /// Re-validating a groups plan: every access also claims its element in `table`
+  /// for `worker`, and a conflicting claim throws SpeculationFailed before the access.
+  void watch(OwnershipTable* table, int worker) { owners_ = table, worker_ = worker; }
 
   // Kept small: during a speculative run it is called for every access, so all
   // message building is out of line.
@@ -52,6 +59,9 @@ class CheckedObserver final : public strata::detail::AccessObserver {
     const KnownSite* planned = planned_site(array, where, mode);
     if (check_fits_ && (!planned || !fits(*planned, index, whole_last))) [[unlikely]]
       fit_failed(array, where, index, whole_last, planned != nullptr);
+    if (owners_ && mode != strata::detail::AccessMode::buffered &&
+        !owners_->claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
+      claim_failed(array, where, index, whole_last);
     if (check_bounds_) check_planned(planned, array, where, mode, index, whole_last);
     return nullptr;
   }
@@ -103,6 +113,9 @@ class CheckedObserver final : public strata::detail::AccessObserver {
                                                          const std::source_location& where,
                                                          std::span<const std::int64_t> index, bool whole_last,
                                                          bool site_known) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void claim_failed(const strata::detail::ArrayBase& array,
+                                                           const std::source_location& where,
+                                                           std::span<const std::int64_t> index, bool whole_last) const;
   // Checked mode: the site must be planned and the access inside the partition.
   void check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array, const std::source_location& where,
                      strata::detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last) const;
@@ -112,6 +125,8 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   std::vector<KnownSite> known_;
   std::size_t last_ = 0;
   std::span<const std::int64_t> iteration_;
+  OwnershipTable* owners_ = nullptr;
+  int worker_ = 0;
   std::int64_t space_lo_ = 0, space_hi_ = 0, time_lo_ = 0, time_hi_ = 0;
 };
 

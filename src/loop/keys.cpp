@@ -8,9 +8,9 @@
 namespace strata::loop::detail {
 
 std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
-  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
+  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
                      o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
-                     o.rounds, o.slices_per_worker, o.skip_legality_check, o.shuffle_seed);
+                     o.rounds, o.slices_per_worker, o.skip_legality_check, o.shuffle_seed, o.key_order);
 }
 
 std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version) {

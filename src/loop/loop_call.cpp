@@ -3,9 +3,12 @@
 // and single-process replay of a recorded call.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
 #include "strata/loop/call_hooks.hpp"
+#include "strata/error.hpp"
 #include "strata/loop/undo.hpp"
 
 namespace strata::loop::detail {
@@ -35,6 +38,69 @@ LoopReport plan_call(const SpaceView& space, const LoopBody& body, const LoopOpt
 
 namespace {
 
+// What a run of `plan` may change: the arrays it writes in place and, when the body
+// takes its elements by reference, the iteration space.
+std::vector<strata::detail::ArrayBase*> changed_by(const Plan& plan, const SpaceView& space, const LoopBody& body) {
+  std::vector<strata::detail::ArrayBase*> changed;
+  for (const auto& role : plan.roles)
+    if (role.written) changed.push_back(strata::detail::ArrayBase::find_array(role.array_id));
+  if (!body.reads_only) changed.push_back(space.array);
+  return changed;
+}
+
+std::shared_ptr<Plan> replan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                             const std::source_location& where, const LoopOptions& key_options,
+                             const Plan* previous = nullptr) {
+  std::shared_ptr<Plan> plan = build_plan(space, body, options, where, 1, previous);
+  PlanCache::instance().store(loop_key(where, space.array->array_id(), key_options), plan);
+  return plan;
+}
+
+// A groups plan over irregular subscripts (plan.ownership): every run claims what it
+// touches (loop/ownership.hpp). A refused run is undone and the loop planned again
+// from its accesses of now; if the fresh plan's own run is refused too, the body's
+// subscripts are not what its reconnaissance saw (a generator the pass cannot
+// replay): checked mode says so, otherwise the loop runs serially from then on.
+std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                                      const std::source_location& where, std::shared_ptr<Plan> plan) {
+  Runtime& rt = *space.rt;
+  for (int attempt = 0;; ++attempt) {
+    strata::detail::RunSnapshot before(changed_by(*plan, space, body));
+    std::string failure = run_plan(space, body, *plan, options, true);
+    if (failure.empty()) {
+      ++plan->revalidated_runs;
+      flush_buffers(*plan);
+      return plan;
+    }
+    before.restore();
+    if (attempt == 0) {
+      rt.debug("loop at {}: its conflict groups no longer hold ({}); planning again", plan->loop_site, failure);
+      plan = replan(space, body, options, where, options, plan.get());
+      plan->revalidation_failure = std::move(failure);
+      if (plan->ownership) continue;
+      run_plan(space, body, *plan, options, false);
+      flush_buffers(*plan);
+      return plan;
+    }
+    if (options.checked || checked_by_environment())
+      throw Error(fmt::format("checked mode: loop at {}: the accesses of its run differ from those its "
+                              "reconnaissance pass recorded just before ({}): the body's subscripts must be a "
+                              "function of the iteration, the arrays and the driver's variables (draw random "
+                              "numbers with strata::CounterRng keyed by the iteration, not from a shared generator)",
+                              plan->loop_site, failure));
+    if (rt.rank() == 0)
+      rt.log("loop at {}: the accesses of its run differ from those its reconnaissance pass recorded just before "
+             "({}); it runs serially from now on", plan->loop_site, failure);
+    LoopOptions serial = options;
+    serial.strategy = analysis::Strategy::serial;
+    plan = replan(space, body, serial, where, options);
+    plan->unstable_accesses = std::move(failure);
+    run_plan(space, body, *plan, serial, false);
+    flush_buffers(*plan);
+    return plan;
+  }
+}
+
 // One call of parallel_for without the bookkeeping of loop calls. The first run of a
 // plan from a sampled reconnaissance checks every access; if one does not fit,
 // everything the run changed is put back and the loop is planned from a full pass.
@@ -43,11 +109,7 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
   Runtime& rt = *space.rt;
   std::shared_ptr<Plan> plan = cached_plan(space, body, options, where);
   if (!plan->verified) {
-    std::vector<strata::detail::ArrayBase*> changed;
-    for (const auto& role : plan->roles)
-      if (role.written) changed.push_back(strata::detail::ArrayBase::find_array(role.array_id));
-    if (!body.reads_only) changed.push_back(space.array);
-    strata::detail::RunSnapshot before(changed);
+    strata::detail::RunSnapshot before(changed_by(*plan, space, body));
     std::string failure = run_plan(space, body, *plan, options, true);
     if (failure.empty()) {
       plan->verified = true;
@@ -57,10 +119,10 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
     before.restore();
     rt.debug("loop at {}: the plan from a sampled reconnaissance does not hold ({}); planning again from a full "
              "pass", plan->loop_site, failure);
-    plan = build_plan(space, body, options, where, 1);
+    plan = replan(space, body, options, where, options);
     plan->speculation_failure = std::move(failure);
-    PlanCache::instance().store(loop_key(where, space.array->array_id(), options), plan);
   }
+  if (plan->ownership) return run_revalidated(space, body, options, where, std::move(plan));
   run_plan(space, body, *plan, options, false);
   flush_buffers(*plan);
   return plan;

@@ -54,8 +54,9 @@ class ElementScratch {
 /// Runs the body once with accesses recorded over this rank's iterations (1 in
 /// `stride` of them), on all of the rank's threads, each with its own recorder over a
 /// contiguous share. The element handed to the body is a copy, so its writes are
-/// dropped too.
-std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride);
+/// dropped too. Element recording keys the arrays in `row_keyed` by row.
+std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride,
+                                  const std::vector<std::uint64_t>& row_keyed = {});
 /// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
 /// visits local iteration `pos` (for tests of speculative plans).
 bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);
@@ -114,8 +115,10 @@ std::vector<std::int64_t> schedule_rows(const SpaceView& space, const Plan& plan
 /// Collective. A plan from a sample is speculative (verified = false) unless its
 /// strategy needs every access anyway (conflict groups), in which case the pass is
 /// repeated in full.
+/// `previous`, when given, is the plan this one replaces (a hint: the passes may be
+/// merged when it had conflict groups).
 std::unique_ptr<Plan> build_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
-                                 const std::source_location& where, int stride);
+                                 const std::source_location& where, int stride, const Plan* previous = nullptr);
 
 // ---- execution (run_plan.cpp) -----------------------------------------------
 

@@ -15,6 +15,7 @@
 #include "strata/detail/pack.hpp"
 #include "strata/error.hpp"
 #include "loop/buffer_base.hpp"
+#include "loop/ownership.hpp"
 
 namespace strata::loop {
 namespace {
@@ -231,6 +232,33 @@ std::string rounds_note(int rounds, int slices) {
                      slices, slices, rounds / slices);
 }
 
+// What the plan's correctness rests on, for explain.
+std::string validity(const Plan& p) {
+  using analysis::Strategy;
+  std::string out;
+  if (p.ownership)
+    out += fmt::format("  validity: the conflict groups hold for the elements recorded when the loop was planned; "
+                       "every run claims each element of {} it touches, and a run in which two threads' claims "
+                       "conflict is undone and the loop planned again ({} run(s) checked so far)\n",
+                       p.ownership->describe(), p.revalidated_runs);
+  else if (p.irregular && p.choice.strategy == Strategy::groups)
+    out += "  validity: one thread runs the groups, so no recorded access is relied on\n";
+  else if (p.irregular && p.choice.strategy != Strategy::serial)
+    out += "  validity: the irregular subscripts reach only arrays the loop does not write in place\n";
+  if (!p.revalidation_failure.empty())
+    out += fmt::format("  planned again: the previous plan's conflict groups no longer held ({})\n",
+                       p.revalidation_failure);
+  if (!p.unstable_accesses.empty())
+    out += fmt::format("  serial: the loop's run touched other elements than its reconnaissance pass did just "
+                       "before ({}), so no recorded grouping can be trusted\n",
+                       p.unstable_accesses);
+  if (p.choice.strategy == Strategy::groups && !p.ordered)
+    out += p.key_order ? "  order: each thread visits its iterations in key order (LoopOptions::key_order)\n"
+                       : "  order: each thread visits its iterations in a seeded shuffled order, the same on every "
+                         "layout (LoopOptions::key_order for key order)\n";
+  return out;
+}
+
 }  // namespace
 
 std::string Plan::explain() const {
@@ -249,6 +277,7 @@ std::string Plan::explain() const {
   out += "\n";
   for (const auto& v : vectors) out += fmt::format("    {}  from {}\n", v.describe(), v.source);
   if (irregular) out += "  irregular subscripts present: exact conflicts come from the recorded accesses\n";
+  out += validity(*this);
   out += fmt::format("  strategy: {}", analysis::to_string(choice.strategy));
   if (choice.space_dim >= 0) out += fmt::format(", space dimension {}", names[static_cast<std::size_t>(choice.space_dim)]);
   if (choice.time_dim >= 0 && choice.strategy != analysis::Strategy::one_d)

@@ -26,6 +26,8 @@ namespace strata {
 
 namespace loop {
 
+class OwnershipTable;
+
 /// One static access site as the planner sees it (merged over ranks).
 struct SiteSummary {
   std::uint64_t array_id = 0;
@@ -66,6 +68,7 @@ struct Plan {
   std::uint64_t serial = 0;
   int iter_dims = 0;
   bool ordered = false;
+  bool key_order = false;  ///< LoopOptions::key_order (groups plans visit in key order)
   std::vector<SiteSummary> sites;
   std::vector<analysis::Reference> refs;
   std::vector<analysis::DependenceVector> vectors;
@@ -108,6 +111,19 @@ struct Plan {
   bool verified = true;
   /// Why a speculative plan was dropped, when one was (shown by explain).
   std::string speculation_failure;
+
+  /// Groups plans over irregular subscripts run with every access claimed in this
+  /// table (loop/ownership.hpp): their groups hold only for the accesses recorded when
+  /// the plan was built. Null for plans whose validity rests on fitted subscripts only.
+  std::shared_ptr<OwnershipTable> ownership;
+  /// Runs of this plan checked against the table, and why the last refused run (of
+  /// the plan this one replaced) was refused (explain).
+  std::int64_t revalidated_runs = 0;
+  std::string revalidation_failure;
+  /// The loop's accesses differed between a fresh plan's reconnaissance and its run
+  /// (a body that draws subscripts from a generator the pass cannot replay): the
+  /// loop runs serially from then on, and this says why.
+  std::string unstable_accesses;
 
   double recon_seconds = 0, plan_seconds = 0;
   /// The last run on this rank: its wall time, and the seconds its threads spent

@@ -102,7 +102,8 @@ void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_lo
   }
   if (record_elements_) [[unlikely]] {
     std::uint64_t key = mix64(array.array_id());
-    for (std::size_t d = 0; d < n; ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
+    const bool by_row = n > 1 && std::find(row_keyed_.begin(), row_keyed_.end(), array.array_id()) != row_keyed_.end();
+    for (std::size_t d = 0; d < (by_row ? n - 1 : n); ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != strata::detail::AccessMode::read});
   }
   if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out

@@ -64,6 +64,9 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   void* on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
                   std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override;
 
+  /// Element recording keys every access of these arrays by its row (all subscripts
+  /// but the last), so a whole-row access and an element of that row meet.
+  void key_by_row(std::vector<std::uint64_t> array_ids) { row_keyed_ = std::move(array_ids); }
   const std::vector<SiteRecord>& sites() const { return sites_; }
   const std::vector<analysis::ElementAccess>& elements() const { return elements_; }
   /// The units of relaxed arrays this thread's iterations read.
@@ -96,6 +99,7 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   std::vector<Slot> slots_;
   std::size_t used_ = 0;  // slots_ in use by the current iteration
   std::vector<analysis::ElementAccess> elements_;
+  std::vector<std::uint64_t> row_keyed_;
   std::vector<ReadSet> read_sets_;
   std::vector<strata::detail::RelaxedBase*> read_set_tables_;  // parallel to read_sets_
 };

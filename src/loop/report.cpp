@@ -39,6 +39,9 @@ LoopReport ReportAccess::make(std::shared_ptr<const Plan> plan) {
     r.recon_accesses = p.recon_accesses;
     r.verified = p.verified;
     r.speculation_failure = p.speculation_failure;
+    r.revalidated = p.ownership != nullptr;
+    r.revalidation_failure = p.revalidation_failure;
+    r.unstable_accesses = p.unstable_accesses;
     r.recon_seconds = p.recon_seconds;
     r.plan_seconds = p.plan_seconds;
     r.run_seconds = p.last_run_seconds;

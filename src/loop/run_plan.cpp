@@ -86,16 +86,26 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
     }
 }
 
+// A verifying run's other threads stop at their next iteration once one thread has
+// met an access the plan does not cover: the run will be undone anyway.
+struct RunAbandoned {};
+
 // Speculative runs: each iteration's index goes to the checker first.
 class VerifyHook final : public IterationHook {
  public:
-  VerifyHook(CheckedObserver& checker, int dims) : checker_(checker), dims_(static_cast<std::size_t>(dims)) {}
-  void before(const std::int64_t* index) override { checker_.begin_iteration({index, dims_}); }
+  VerifyHook(CheckedObserver& checker, int dims, const std::atomic<bool>& abandoned)
+      : checker_(checker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned) {}
+  void before(const std::int64_t* index) override {
+    if (abandoned_.load(std::memory_order_relaxed)) [[unlikely]]
+      throw RunAbandoned{};
+    checker_.begin_iteration({index, dims_});
+  }
   void after() override {}
 
  private:
   CheckedObserver& checker_;
   std::size_t dims_;
+  const std::atomic<bool>& abandoned_;
 };
 
 // Managed communication takes deltas between iterations.
@@ -136,9 +146,16 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // Checked mode, verification, or both: each thread checks its own accesses.
   const bool checked = options.checked || checked_by_environment();
   std::vector<std::unique_ptr<CheckedObserver>> checkers;
+  // Re-validating a groups plan: each thread claims what it touches.
+  OwnershipTable* owners = verify && plan.ownership ? plan.ownership.get() : nullptr;
+  if (owners) owners->reset();
   if (checked || verify)
-    for (int th = 0; th < T; ++th) checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));
+    for (int th = 0; th < T; ++th) {
+      checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));
+      if (owners) checkers.back()->watch(owners, th);
+    }
   std::vector<std::string> failures(static_cast<std::size_t>(T));
+  std::atomic<bool> abandoned{false};
 
   // Arrays the loop only reads at subscripts that follow no partitioned dimension:
   // every rank reads a whole copy during the run.
@@ -201,12 +218,14 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     // Verifying: after the first access that does not fit, this thread runs nothing
     // more (the access itself never happened, so the run can be undone).
     std::string& failure = failures[static_cast<std::size_t>(th)];
-    if (!failure.empty()) return;
+    if (!failure.empty() || abandoned.load(std::memory_order_relaxed)) return;
     try {
-      VerifyHook hook(*checker, space.dims);
+      VerifyHook hook(*checker, space.dims, abandoned);
       body.run(body.body, packed.data(), from, n, &hook);
     } catch (const SpeculationFailed& e) {
       failure = e.what();
+      abandoned.store(true, std::memory_order_relaxed);
+    } catch (const RunAbandoned&) {
     }
   };
   auto finish = [&] {

@@ -56,6 +56,13 @@ struct LoopOptions {
   /// keeps the plan's guarantees; SGD converges per pass more like a serial loop over
   /// shuffled data when the order is not sorted by key.
   std::uint64_t shuffle_seed = 0;
+  /// Conflict-groups plans (loops whose iterations conflict, so whose result depends
+  /// on their order) visit each thread's iterations in a seeded random order by
+  /// default: the job's seed (Runtime::seed), or shuffle_seed when set, hashed with
+  /// each iteration's index, so any two iterations keep their relative order on every
+  /// layout. Set, they visit them in key order instead (docs/loops.md says what that
+  /// costs SGD).
+  bool key_order = false;
 };
 
 }  // namespace strata

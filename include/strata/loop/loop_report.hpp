@@ -63,6 +63,16 @@ class LoopReport {
   /// Why a plan from a sampled reconnaissance was dropped and the loop planned again
   /// from a full pass ("" when none was).
   std::string speculation_failure;
+  /// Conflict-group plans over irregular subscripts: every run is checked against the
+  /// groups, which rest on the accesses recorded when the loop was planned
+  /// (docs/loops.md, "Plans that stay true").
+  bool revalidated = false;
+  /// Why the previous plan's groups no longer held when this plan replaced it ("" when
+  /// it replaced none for that reason).
+  std::string revalidation_failure;
+  /// Why the loop now runs serially: its run touched other elements than its
+  /// reconnaissance pass did just before ("" normally).
+  std::string unstable_accesses;
 
   /// Seconds building the plan took (the slowest rank's): the reconnaissance pass,
   /// and the analysis and layout. A call that reused a cached plan reports the

@@ -1,0 +1,77 @@
+// Re-validating a conflict-groups plan on every run.
+//
+// A groups plan puts iterations that touch a common element (one of them writing it)
+// on one thread, from the element accesses recorded when the loop was planned. When a
+// body's subscripts depend on values (a negative drawn from the epoch, a driver
+// variable, another array), a later call may touch other elements, and the recorded
+// groups would let two threads race on one. So every run of such a plan claims each
+// element it touches in an OwnershipTable before touching it:
+//   * an element first read by one worker, then read by others, becomes shared-read;
+//   * a write claims the element for its worker if no other worker has touched it;
+//   * any other combination (a write to an element another worker touched, a read of
+//     an element another worker wrote) is a conflict, refused before the access runs.
+// Whatever the interleaving, two accesses of different workers to one element with
+// one of them a write always meet at the element's claim, so a run that finishes
+// without a refusal had no cross-worker conflict: it equals the serial run of each
+// worker's iterations one worker after the other (the plan's equivalent order). A
+// refused run is undone and the loop planned again (loop_call.cpp).
+//
+// Only arrays the loop writes in place and reaches at an irregular subscript are
+// tracked: the others' accesses are fixed by their fitted subscripts, which the run
+// checks too. Arrays whose every access takes whole rows are tracked by row.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "strata/detail/array_base.hpp"
+
+namespace strata::loop {
+
+struct Plan;
+
+/// Whether conflicts on `array_id` are found row by row: some access of the loop takes
+/// a whole row of it, so a row and an element of it must meet as one unit. The
+/// recorded groups (build_plan) and the OwnershipTable key accesses alike by it.
+bool keyed_by_row(const Plan& plan, std::uint64_t array_id);
+/// The ids of the arrays of `plan` keyed by row, in role order.
+std::vector<std::uint64_t> row_keyed_arrays(const Plan& plan);
+
+class OwnershipTable {
+ public:
+  /// Tracks what `plan` needs tracked (see above); empty() when nothing.
+  explicit OwnershipTable(const Plan& plan);
+  bool empty() const { return arrays_.empty(); }
+  /// Forgets every claim: a run starts with every element untouched.
+  void reset();
+  /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
+  /// touches for `worker` (0-based, below 32767). False when another worker's claim
+  /// conflicts with it; untracked arrays are always true.
+  bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,
+             int worker);
+  /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".
+  std::string describe() const;
+  std::size_t units() const { return states_.size(); }
+
+ private:
+  struct Tracked {
+    const strata::detail::ArrayBase* array;
+    std::string name;
+    std::vector<std::int64_t> shape;
+    bool by_row;             ///< one unit per row (every access takes whole rows)
+    std::size_t first = 0;   ///< its first unit in states_
+    std::size_t count = 0;
+  };
+  bool claim_unit(std::size_t unit, bool write, std::uint16_t tag);
+  const Tracked* find(const strata::detail::ArrayBase& array);
+
+  std::vector<Tracked> arrays_;
+  std::unique_ptr<std::atomic<std::uint16_t>[]> states_storage_;
+  std::span<std::atomic<std::uint16_t>> states_;
+};
+
+}  // namespace strata::loop
