@@ -9,7 +9,8 @@
 //   * a call whose negatives moved since the last: a refused run, undone, a new
 //     plan, and its checked run.
 //
-//   strata-irregular-bench [--communities C] [--size S] [--edges N] [--dim D] [--repeat R] [--strata-threads=T]
+//   strata-irregular-bench [--communities C] [--size S] [--edges N] [--dim D] [--repeat R] [--key-order 1]
+//                          [--strata-threads=T]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -62,6 +63,7 @@ int main(int argc, char** argv) try {
   strata::Runtime rt(argc, argv);
   Probe p;
   int repeat = 7;
+  bool key_order = false;
   for (int k = 1; k + 1 < argc; k += 2) {
     const std::string a = argv[k];
     const long long v = std::atoll(argv[k + 1]);
@@ -70,6 +72,7 @@ int main(int argc, char** argv) try {
     else if (a == "--edges") p.edges = v;
     else if (a == "--dim") p.dim = static_cast<int>(v);
     else if (a == "--repeat") repeat = static_cast<int>(v);
+    else if (a == "--key-order") key_order = v != 0;
     else throw strata::OptionError("unknown option " + a);
   }
   std::vector<strata::Entry<float, 2>> mine;
@@ -100,28 +103,21 @@ int main(int argc, char** argv) try {
           p.step(&ref[static_cast<std::size_t>(e[0] * p.dim)], &ref[static_cast<std::size_t>(e[1] * p.dim)],
                  &ref[static_cast<std::size_t>(p.negative(e[0], e[1], 0) * p.dim)]);
       }));
-  // A plain run by the plan of epoch 0, without any check.
+  // A plain run by the plan of epoch 0, without any check, alternating with calls
+  // whose accesses match their plan (epoch 0 every time), so both see the same machine.
   strata::LoopOptions options;
+  options.key_order = key_order;
   auto& plan = strata::loop::detail::plan_of_loop(E, body, options, std::source_location::current());
-  for (int r = 0; r < repeat; ++r)
+  strata::LoopReport report = strata::parallel_for(E, body, options);
+  for (int r = 0; r < repeat; ++r) {
     plain.push_back(seconds_of([&] { strata::loop::detail::run_plan(E, body, plan, options, false); }));
-  std::vector<double> fits, claims;
-  auto table = plan.ownership;
-  plan.ownership = nullptr;
-  for (int r = 0; r < repeat; ++r)
-    fits.push_back(seconds_of([&] { strata::loop::detail::run_plan(E, body, plan, options, true); }));
-  plan.ownership = table;
-  for (int r = 0; r < repeat; ++r)
-    claims.push_back(seconds_of([&] { strata::loop::detail::run_plan(E, body, plan, options, true); }));
-  if (rt.rank() == 0) std::printf("fits only %.4f, fits+claims %.4f\n", strata::bench::median(fits), strata::bench::median(claims));
-  // Calls whose accesses match their plan (epoch 0 every time), then calls whose
-  // negatives moved (a new epoch each time).
-  strata::LoopReport report = strata::parallel_for(E, body);
-  for (int r = 0; r < repeat; ++r) holds.push_back(seconds_of([&] { report = strata::parallel_for(E, body); }));
+    holds.push_back(seconds_of([&] { report = strata::parallel_for(E, body, options); }));
+  }
   const std::string explained = report.explain();
+  // Then calls whose negatives moved (a new epoch each time).
   for (int r = 0; r < repeat; ++r) {
     ++epoch;
-    moved.push_back(seconds_of([&] { report = strata::parallel_for(E, body); }));
+    moved.push_back(seconds_of([&] { report = strata::parallel_for(E, body, options); }));
   }
   if (rt.rank() == 0) {
     using strata::bench::median;
@@ -129,7 +125,8 @@ int main(int argc, char** argv) try {
                 static_cast<long long>(p.edges), static_cast<long long>(p.nodes()),
                 static_cast<long long>(p.communities), p.dim, rt.size(), rt.threads(),
                 strata::bench::machine().c_str());
-    std::printf("  %lld conflict groups; medians of %d\n", static_cast<long long>(report.groups), repeat);
+    std::printf("  %lld conflict groups, %s; medians of %d\n", static_cast<long long>(report.groups),
+                key_order ? "key order" : "shuffled order", repeat);
     std::printf("  serial twin (plain vectors)          %8.4f s\n", median(twin));
     const double base = median(plain);
     std::printf("  plain run by the plan, unchecked     %8.4f s\n", base);

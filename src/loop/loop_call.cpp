@@ -2,6 +2,7 @@
 // plan, the loop-call bookkeeping of recovery (checkpoints, resuming, recording),
 // and single-process replay of a recorded call.
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -56,27 +57,54 @@ std::shared_ptr<Plan> replan(const SpaceView& space, const LoopBody& body, const
   return plan;
 }
 
+// Runs the loop serially from now on, for `why` (explain shows it).
+std::shared_ptr<Plan> run_serially(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
+                                   const std::source_location& where, std::string why) {
+  LoopOptions serial = options;
+  serial.strategy = analysis::Strategy::serial;
+  std::shared_ptr<Plan> plan = replan(space, body, serial, where, options);
+  plan->serial_reason = std::move(why);
+  run_plan(space, body, *plan, serial, false);
+  flush_buffers(*plan);
+  return plan;
+}
+
 // A groups plan over irregular subscripts (plan.ownership): every run claims what it
 // touches (loop/ownership.hpp). A refused run is undone and the loop planned again
-// from its accesses of now; if the fresh plan's own run is refused too, the body's
+// from its accesses of now. If the fresh plan's own run is refused too, the body's
 // subscripts are not what its reconnaissance saw (a generator the pass cannot
-// replay): checked mode says so, otherwise the loop runs serially from then on.
+// replay): checked mode says so, otherwise the loop runs serially from then on. A
+// loop whose groups change at every call (negatives drawn from the epoch) also goes
+// serial once planning again has cost more than running on one thread would.
 std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                                       const std::source_location& where, std::shared_ptr<Plan> plan) {
   Runtime& rt = *space.rt;
+  if (!plan->go_serial.empty()) return run_serially(space, body, options, where, plan->go_serial);
+  const auto call_start = std::chrono::steady_clock::now();
   for (int attempt = 0;; ++attempt) {
     strata::detail::RunSnapshot before(changed_by(*plan, space, body));
     std::string failure = run_plan(space, body, *plan, options, true);
     if (failure.empty()) {
       ++plan->revalidated_runs;
       flush_buffers(*plan);
+      if (attempt == 0) plan->changed_calls = 0;
+      // Every rank decides alike, on the slowest rank's times.
+      const double call = rt.comm().allreduce(seconds_since(call_start), ReduceOp::max);
+      const double run = rt.comm().allreduce(plan->last_run_seconds, ReduceOp::max);
+      if (plan->changed_calls >= 2 && call > run * plan->threads)
+        plan->go_serial = fmt::format(
+            "its conflict groups changed at each of the last {} calls, and planning them again made a call "
+            "take {:.3f} s where one thread would take about {:.3f} s",
+            plan->changed_calls, call, run * plan->threads);
       return plan;
     }
     before.restore();
     if (attempt == 0) {
       rt.debug("loop at {}: its conflict groups no longer hold ({}); planning again", plan->loop_site, failure);
+      const int changed = plan->changed_calls + 1;
       plan = replan(space, body, options, where, options, plan.get());
       plan->revalidation_failure = std::move(failure);
+      plan->changed_calls = changed;
       if (plan->ownership) continue;
       run_plan(space, body, *plan, options, false);
       flush_buffers(*plan);
@@ -91,13 +119,9 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
     if (rt.rank() == 0)
       rt.log("loop at {}: the accesses of its run differ from those its reconnaissance pass recorded just before "
              "({}); it runs serially from now on", plan->loop_site, failure);
-    LoopOptions serial = options;
-    serial.strategy = analysis::Strategy::serial;
-    plan = replan(space, body, serial, where, options);
-    plan->unstable_accesses = std::move(failure);
-    run_plan(space, body, *plan, serial, false);
-    flush_buffers(*plan);
-    return plan;
+    return run_serially(space, body, options, where,
+                        fmt::format("its run touched other elements than its reconnaissance pass had just before ({})",
+                                    failure));
   }
 }
 

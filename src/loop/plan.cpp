@@ -248,10 +248,7 @@ std::string validity(const Plan& p) {
   if (!p.revalidation_failure.empty())
     out += fmt::format("  planned again: the previous plan's conflict groups no longer held ({})\n",
                        p.revalidation_failure);
-  if (!p.unstable_accesses.empty())
-    out += fmt::format("  serial: the loop's run touched other elements than its reconnaissance pass did just "
-                       "before ({}), so no recorded grouping can be trusted\n",
-                       p.unstable_accesses);
+  if (!p.serial_reason.empty()) out += fmt::format("  serial: {}\n", p.serial_reason);
   if (p.choice.strategy == Strategy::groups && !p.ordered)
     out += p.key_order ? "  order: each thread visits its iterations in key order (LoopOptions::key_order)\n"
                        : "  order: each thread visits its iterations in a seeded shuffled order, the same on every "

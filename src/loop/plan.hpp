@@ -120,10 +120,15 @@ struct Plan {
   /// the plan this one replaced) was refused (explain).
   std::int64_t revalidated_runs = 0;
   std::string revalidation_failure;
-  /// The loop's accesses differed between a fresh plan's reconnaissance and its run
-  /// (a body that draws subscripts from a generator the pass cannot replay): the
-  /// loop runs serially from then on, and this says why.
-  std::string unstable_accesses;
+  /// Why the loop runs serially though its analysis found conflict groups ("" when
+  /// it does not): its run touched other elements than its reconnaissance pass had
+  /// just before, or its groups changed at every call and planning them again cost
+  /// more than a serial run.
+  std::string serial_reason;
+  /// Calls in a row at which this loop's cached groups no longer held (carried from
+  /// plan to plan); and set when the next call should run serially instead.
+  int changed_calls = 0;
+  std::string go_serial;
 
   double recon_seconds = 0, plan_seconds = 0;
   /// The last run on this rank: its wall time, and the seconds its threads spent

@@ -47,12 +47,19 @@ void lost_update_probe(bool checked) {
     blend[h] = blend[h] * 0.75 + v;
   };
   std::uint64_t first_plan = 0;
-  for (epoch = 0; epoch < 4; ++epoch) {
+  for (epoch = 0; epoch < 5; ++epoch) {
     const LoopReport report = parallel_for(x, body, with_checks(checked));
-    ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
-    EXPECT_EQ(report.revalidated, several_threads_run_groups()) << report.explain();
+    if (report.strategy == analysis::Strategy::serial) {
+      // Groups that changed at two calls in a row and cost more to plan again than a
+      // serial run: the loop goes serial (explain says why).
+      EXPECT_GE(epoch, 3u);
+      EXPECT_NE(report.serial_reason.find("changed at each of the last"), std::string::npos) << report.explain();
+    } else {
+      ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+      EXPECT_EQ(report.revalidated, several_threads_run_groups()) << report.explain();
+    }
     if (epoch == 0) first_plan = report.plan_id;
-    if (epoch > 0 && several_threads_run_groups()) {
+    if (epoch > 0 && epoch < 3 && several_threads_run_groups()) {
       // The recorded groups no longer held: the run was refused, undone and re-planned.
       EXPECT_NE(report.plan_id, first_plan);
       EXPECT_NE(report.revalidation_failure.find("no longer hold"), std::string::npos) << report.explain();
@@ -67,7 +74,7 @@ void lost_update_probe(bool checked) {
     ASSERT_EQ(blend.gather(), blend_ref) << "epoch " << epoch;
   }
   const auto counts = count.gather();
-  EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), 4 * n);  // no lost increment
+  EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), 5 * n);  // no lost increment
 }
 
 TEST(IrregularLoops, LostUpdateProbeEqualsEquivalentOrderOnEveryCall) { lost_update_probe(false); }
@@ -124,12 +131,19 @@ void embedding_probe(bool checked) {
     const std::int64_t neg = negative_of(e[0], e[1], epoch);
     embed_step(emb.row(e[0]).data(), emb.row(e[1]).data(), emb.row(neg).data());
   };
-  for (epoch = 0; epoch < 4; ++epoch) {
+  for (epoch = 0; epoch < 5; ++epoch) {
     const LoopReport report = parallel_for(E, body, with_checks(checked));
-    ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
-    EXPECT_GE(report.groups, kCommunities / 2) << report.explain();
-    if (epoch > 0 && several_threads_run_groups()) {
-      EXPECT_FALSE(report.revalidation_failure.empty());
+    if (report.strategy == analysis::Strategy::serial) {
+      // Planning again at every call may cost more than one thread: then the loop
+      // goes serial, after at least two calls whose groups changed.
+      EXPECT_GE(epoch, 3u);
+      EXPECT_NE(report.serial_reason.find("changed at each of the last"), std::string::npos) << report.explain();
+    } else {
+      ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+      EXPECT_GE(report.groups, kCommunities / 2) << report.explain();
+      if (epoch > 0 && several_threads_run_groups()) {
+        EXPECT_FALSE(report.revalidation_failure.empty());
+      }
     }
     for (const auto& e : equivalent_order(E, report))
       embed_step(row(e[0]), row(e[1]), row(negative_of(e[0], e[1], epoch)));
@@ -164,7 +178,7 @@ TEST(IrregularLoops, UnreplayableSubscriptsRunSerially) {
   const auto before = hits.gather();
   const LoopReport report = parallel_for(x, body);
   EXPECT_EQ(report.strategy, analysis::Strategy::serial) << report.explain();
-  EXPECT_FALSE(report.unstable_accesses.empty());
+  EXPECT_FALSE(report.serial_reason.empty());
   const auto after = hits.gather();
   EXPECT_EQ(std::accumulate(after.begin(), after.end(), std::int64_t{0}) -
                 std::accumulate(before.begin(), before.end(), std::int64_t{0}),

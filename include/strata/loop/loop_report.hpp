@@ -70,9 +70,11 @@ class LoopReport {
   /// Why the previous plan's groups no longer held when this plan replaced it ("" when
   /// it replaced none for that reason).
   std::string revalidation_failure;
-  /// Why the loop now runs serially: its run touched other elements than its
-  /// reconnaissance pass did just before ("" normally).
-  std::string unstable_accesses;
+  /// Why the loop runs serially though its analysis found conflict groups: its run
+  /// touched other elements than its reconnaissance pass had just before, or its
+  /// groups changed at every call and planning them again cost more than a serial
+  /// run ("" normally).
+  std::string serial_reason;
 
   /// Seconds building the plan took (the slowest rank's): the reconnaissance pass,
   /// and the analysis and layout. A call that reused a cached plan reports the
