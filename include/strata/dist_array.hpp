@@ -356,6 +356,7 @@ class DistArray : public detail::ArrayBase {
     }
     T* p = find(i);
     if (!p) throw_not_local(i, where);
+    if (detail::t_claims) [[unlikely]] detail::t_claims->claim(*this, i, false, mode);
     return p;
   }
 
@@ -406,8 +407,10 @@ class DistArray : public detail::ArrayBase {
         inside &= rel < static_cast<std::uint64_t>(box_size_[d]);
         off += static_cast<std::int64_t>(rel) * strides_[d];
       }
-      if (inside && !detail::t_observer) [[likely]]
+      if (inside && !detail::t_observer) [[likely]] {
+        if (detail::t_claims) [[unlikely]] detail::t_claims->claim(*this, i, true, mode);
         return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
+      }
       if (inside) return observed_row(i, where, mode, dense_.data() + off);
     }
     return row_slow(i, where, mode);
@@ -432,6 +435,7 @@ class DistArray : public detail::ArrayBase {
       if (alt) return {static_cast<T*>(alt), len};
     }
     if (!p) throw_not_local(i, where);
+    if (detail::t_claims) detail::t_claims->claim(*this, i, true, mode);
     return {p, len};
   }
 

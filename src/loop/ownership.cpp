@@ -33,12 +33,8 @@ std::vector<std::uint64_t> row_keyed_arrays(const Plan& plan) {
 OwnershipTable::OwnershipTable(const Plan& plan) {
   for (const auto& role : plan.roles) {
     if (!role.written) continue;  // read-only and Buffer-written arrays conflict with nothing
-    bool irregular = false;
-    for (const auto& s : plan.sites)
-      if (s.array_id == role.array_id)
-        for (const auto& sub : s.subs) irregular |= sub.kind == Kind::irregular;
     auto* array = strata::detail::ArrayBase::find_array(role.array_id);
-    if (!irregular || !array) continue;
+    if (!array) continue;
     Tracked t{array, role.name, array->shape_vector(), keyed_by_row(plan, role.array_id)};
     t.count = 1;
     for (std::size_t d = 0; d + (t.by_row ? 1 : 0) < t.shape.size(); ++d)
@@ -68,7 +64,7 @@ const OwnershipTable::Tracked* OwnershipTable::find(const strata::detail::ArrayB
 bool OwnershipTable::claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
                            bool whole_last, bool write, int worker) {
   const Tracked* t = find(array);
-  if (!t) return true;
+  if (!t) return !write;  // the plan knows of no write to this array: a site it never saw
   const auto tag = static_cast<std::uint16_t>(worker + 1);
   const std::size_t dims = t->shape.size();
   const std::size_t prefix = t->by_row || whole_last ? dims - 1 : dims;  // subscripts that pick the unit

@@ -16,9 +16,11 @@
 // worker's iterations one worker after the other (the plan's equivalent order). A
 // refused run is undone and the loop planned again (loop_call.cpp).
 //
-// Only arrays the loop writes in place and reaches at an irregular subscript are
-// tracked: the others' accesses are fixed by their fitted subscripts, which the run
-// checks too. Arrays whose every access takes whole rows are tracked by row.
+// Every array the loop writes in place is tracked (by row where some access takes
+// whole rows, as the recorded groups key it); a write to any other array comes from
+// a site the plan never saw and is refused too. Reads of arrays the loop does not
+// write conflict with nothing. Fitted subscripts (p_k + c, constants) are taken to
+// stay what they were fitted to, as in every plan; checked mode verifies them.
 #pragma once
 
 #include <atomic>
@@ -50,7 +52,7 @@ class OwnershipTable {
   void reset();
   /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
   /// touches for `worker` (0-based, below 32767). False when another worker's claim
-  /// conflicts with it; untracked arrays are always true.
+  /// conflicts with it, or when it writes an array the table does not track.
   bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,
              int worker);
   /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".

@@ -13,6 +13,7 @@
 #include "loop/checked.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
+#include "loop/run_claims.hpp"
 
 namespace strata::loop::detail {
 namespace {
@@ -86,11 +87,8 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
     }
 }
 
-// A verifying run's other threads stop at their next iteration once one thread has
-// met an access the plan does not cover: the run will be undone anyway.
-struct RunAbandoned {};
-
-// Speculative runs: each iteration's index goes to the checker first.
+// Speculative runs: each iteration's index goes to the checker first. Once one thread
+// has met an access the plan does not cover, the others stop at their next iteration.
 class VerifyHook final : public IterationHook {
  public:
   VerifyHook(CheckedObserver& checker, int dims, const std::atomic<bool>& abandoned)
@@ -146,10 +144,12 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // Checked mode, verification, or both: each thread checks its own accesses.
   const bool checked = options.checked || checked_by_environment();
   std::vector<std::unique_ptr<CheckedObserver>> checkers;
-  // Re-validating a groups plan: each thread claims what it touches.
+  // Re-validating a groups plan: each thread claims what it touches, straight from
+  // the accessors (RunClaims) unless an observer watches the run anyway.
   OwnershipTable* owners = verify && plan.ownership ? plan.ownership.get() : nullptr;
   if (owners) owners->reset();
-  if (checked || verify)
+  const bool claims_only = owners && plan.verified && !checked && relaxed_arrays(plan).empty();
+  if (checked || (verify && !claims_only))
     for (int th = 0; th < T; ++th) {
       checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));
       if (owners) checkers.back()->watch(owners, th);
@@ -220,8 +220,13 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     std::string& failure = failures[static_cast<std::size_t>(th)];
     if (!failure.empty() || abandoned.load(std::memory_order_relaxed)) return;
     try {
-      VerifyHook hook(*checker, space.dims, abandoned);
-      body.run(body.body, packed.data(), from, n, &hook);
+      if (claims_only) {
+        RunClaims claims(*owners, th, space.dims, abandoned);
+        body.run(body.body, packed.data(), from, n, &claims);
+      } else {
+        VerifyHook hook(*checker, space.dims, abandoned);
+        body.run(body.body, packed.data(), from, n, &hook);
+      }
     } catch (const SpeculationFailed& e) {
       failure = e.what();
       abandoned.store(true, std::memory_order_relaxed);

@@ -178,5 +178,18 @@ std::string array_label(std::uint64_t array_id);
 /// The observer of the loop running on this thread, if any.
 inline thread_local AccessObserver* t_observer = nullptr;
 
+/// Claims every access of a run before it touches memory, and throws to stop the
+/// run when a claim conflicts: how a conflict-groups plan is re-validated at full
+/// speed (src/loop/ownership.hpp). Never set together with an observer.
+class AccessClaims {
+ public:
+  virtual void claim(const ArrayBase& array, std::span<const std::int64_t> index, bool whole_last,
+                     AccessMode mode) = 0;
+
+ protected:
+  ~AccessClaims() = default;
+};
+inline thread_local AccessClaims* t_claims = nullptr;
+
 }  // namespace detail
 }  // namespace strata
