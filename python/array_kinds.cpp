@@ -27,20 +27,16 @@ SavedKind saved_kind(const std::filesystem::path& dir) {
   return {m.type_tag, m.dims};
 }
 
-void check_same_on_every_rank(Runtime& rt, std::span<const std::byte> bytes, const std::string& what) {
+void check_same_on_every_rank(Runtime& rt, std::span<const std::byte> head, std::span<const std::byte> body,
+                              const std::string& what) {
   if (rt.size() == 1) return;
-  const std::uint64_t mine = detail::checkpoint_checksum(bytes);
-  const auto all = rt.comm().allgatherv(std::as_bytes(std::span(&mine, 1)));
-  std::uint64_t first = 0;
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    std::uint64_t sum = 0;
-    std::memcpy(&sum, all[r].data(), sizeof sum);
-    if (r == 0) first = sum;
-    else if (sum != first)
+  const std::uint64_t mine[2] = {detail::checkpoint_checksum(head), detail::checkpoint_checksum(body)};
+  const auto all = rt.comm().allgatherv(std::as_bytes(std::span(mine)));
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
       throw OptionError(fmt::format("{}: rank {} passed other values than rank 0 (under mpirun every rank passes the "
                                     "whole of it, the same on every rank)",
                                     what, r));
-  }
 }
 
 }  // namespace strata::python

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,11 @@ struct SavedKind {
 };
 SavedKind saved_kind(const std::filesystem::path& dir);
 
-/// Collective: every rank passed the same bytes (an array and its shape, names), as a
-/// script run on every rank under mpirun does; else OptionError on every rank naming
-/// `what` and the first rank that differs.
-void check_same_on_every_rank(Runtime& rt, std::span<const std::byte> bytes, const std::string& what);
+/// Collective: every rank passed the same bytes (an array's shape and values, names),
+/// as a script run on every rank under mpirun does; else OptionError on every rank
+/// naming `what` and the first rank that differs. Nothing is read in one process.
+void check_same_on_every_rank(Runtime& rt, std::span<const std::byte> head, std::span<const std::byte> body,
+                              const std::string& what);
 
 /// Collective: a dense DistArray holding a C-contiguous numpy array of T (copied in:
 /// each rank keeps its part). Every rank passes the whole array.
@@ -67,11 +69,8 @@ DistArray<T, N> array_from_numpy(Runtime& rt, const pybind11::array_t<T, pybind1
   Shape<N> shape{};
   for (std::size_t d = 0; d < N; ++d) shape[d] = a.shape(static_cast<pybind11::ssize_t>(d));
   const T* data = a.data();
-  std::vector<std::byte> check(reinterpret_cast<const std::byte*>(shape.data()),
-                               reinterpret_cast<const std::byte*>(shape.data() + N));
-  check.insert(check.end(), reinterpret_cast<const std::byte*>(data),
-               reinterpret_cast<const std::byte*>(data + a.size()));
-  check_same_on_every_rank(rt, check, what);
+  check_same_on_every_rank(rt, std::as_bytes(std::span(shape)),
+                           std::as_bytes(std::span(data, static_cast<std::size_t>(a.size()))), what);
   return DistArray<T, N>::generate(rt, shape, [&](const Index<N>& i) {
     std::int64_t off = 0;
     for (std::size_t d = 0; d < N; ++d) off = off * shape[d] + i[d];

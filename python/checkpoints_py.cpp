@@ -57,7 +57,7 @@ void save_model(const std::string& dir, const py::dict& model) {
   Runtime& rt = call.rt();
   std::string names;
   for (const auto& [name, a] : arrays) names += name + '\n';
-  check_same_on_every_rank(rt, std::as_bytes(std::span(names.data(), names.size())), "strata.save_model's names");
+  check_same_on_every_rank(rt, {}, std::as_bytes(std::span(names.data(), names.size())), "strata.save_model's names");
   for (const auto& [name, a] : arrays) {
     const std::string what = fmt::format("strata.save_model: '{}' ({})", name, std::string(py::str(a.dtype())));
     with_kind<ShapeError>(numpy_tag(a), static_cast<std::uint64_t>(a.ndim()), what,

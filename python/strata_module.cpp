@@ -2,6 +2,8 @@
 // options of the `strata` command, which its own parser reads (tools/strata), and get
 // the per-pass metrics and the model back as numpy arrays. Strata's errors become
 // exceptions of the same names, derived from strata.Error, with the command's messages.
+// The Runtimes calls run on are runtime_py.cpp's (strata.Runtime); strata.DistArray is
+// dist_array_py.cpp's; models and checkpoints as numpy are checkpoints_py.cpp's.
 //
 //   r = strata.train("mf", synthetic="users=2000,items=500,ratings=100000", rank=16, epochs=5, threads=2)
 //   r["metrics"]["test_rmse"][-1], r["model"]["W"].shape
@@ -166,7 +168,9 @@ std::string explain(const std::string& app, const py::kwargs& kw) {
 }  // namespace
 
 PYBIND11_MODULE(strata, m) {
-  m.doc() = "Strata: train its apps (mf, slr, lda) with the strata command's options; results as numpy arrays.";
+  m.doc() =
+      "Strata: train its apps (mf, slr, lda) with the strata command's options, results as numpy arrays; models "
+      "and checkpoints to and from numpy; DistArrays on a strata.Runtime.";
   static py::exception<strata::Error> error(m, "Error", PyExc_RuntimeError);
   // Subclasses first: a translator catches the first type that matches.
   static py::exception<strata::OptionError> option_error(m, "OptionError", error.ptr());
@@ -210,7 +214,8 @@ PYBIND11_MODULE(strata, m) {
   strata::python::register_checkpoints(m);
   m.def("train", &train, py::arg("app"),
         "train(app, **options) -> dict: trains app as `strata train app --option value ...` would "
-        "(data=, synthetic=, epochs=, seed=, threads=, plan=, serial=True, save=, the app's options; "
+        "(data=, synthetic=, epochs=, seed=, threads=, plan=, serial=True, save=, checkpoint_dir=, resume=, the "
+        "app's options; "
         "'_' in a name stands for '-'). Returns {'metrics': {'pass', 'seconds', 'items', 'loss', ...: "
         "numpy arrays, one value per pass}, 'model': {array name: numpy array, whole on every rank}, 'info', "
         "'rank', 'ranks', 'threads'}.");
