@@ -2,6 +2,8 @@
 // options of the `strata` command, which its own parser reads (tools/strata), and get
 // the per-pass metrics and the model back as numpy arrays. Strata's errors become
 // exceptions of the same names, derived from strata.Error, with the command's messages.
+// The Runtimes calls run on are runtime_py.cpp's (strata.Runtime); strata.DistArray is
+// dist_array_py.cpp's; models and checkpoints as numpy are checkpoints_py.cpp's.
 //
 //   r = strata.train("mf", synthetic="users=2000,items=500,ratings=100000", rank=16, epochs=5, threads=2)
 //   r["metrics"]["test_rmse"][-1], r["model"]["W"].shape
@@ -20,14 +22,18 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "checkpoints_py.hpp"
 #include "command_line.hpp"
-#include "saved_model.hpp"
+#include "dist_array_py.hpp"
+#include "runtime_py.hpp"
 #include "strata/error.hpp"
 #include "strata/runtime.hpp"
 #include "training.hpp"
 
 namespace py = pybind11;
 using strata::cli::CommandLine;
+using strata::python::CallRuntime;
+using strata::python::Options;
 
 namespace {
 
@@ -58,62 +64,6 @@ std::vector<std::string> command_words(const std::string& verb, const std::strin
   }
   return words;
 }
-
-// A Runtime with the command's runtime options (--threads, --strata-*).
-struct HeldRuntime {
-  std::vector<std::string> options;  // as asked, before the Runtime takes them out of argv
-  std::vector<std::string> args;
-  std::vector<char*> argv;
-  int argc;
-  strata::Runtime rt;
-  explicit HeldRuntime(std::vector<std::string> o)
-      : options(std::move(o)), args(with_program(options)), argv(pointers(args)), argc(static_cast<int>(args.size())),
-        rt(argc, argv.data()) {}
-  static std::vector<std::string> with_program(const std::vector<std::string>& o) {
-    std::vector<std::string> a{"python3"};
-    a.insert(a.end(), o.begin(), o.end());
-    return a;
-  }
-  static std::vector<char*> pointers(std::vector<std::string>& a) {
-    std::vector<char*> p;
-    for (auto& s : a) p.push_back(s.data());
-    p.push_back(nullptr);
-    return p;
-  }
-};
-
-// Under mpirun, MPI cannot start again once a Runtime has ended it: the first call's
-// Runtime is kept for the whole process (ended at interpreter exit), and every later
-// call runs on it, so its runtime options must be the first call's. In one process,
-// each call has a Runtime of its own.
-std::unique_ptr<HeldRuntime>& kept_runtime() {
-  static std::unique_ptr<HeldRuntime> kept;
-  return kept;
-}
-
-class CallRuntime {
- public:
-  explicit CallRuntime(const CommandLine& cl) {
-    std::vector<std::string> options = strata::cli::runtime_arguments(cl);
-    auto& kept = kept_runtime();
-    if (kept) {
-      if (kept->options != options)
-        throw strata::OptionError(fmt::format(
-            "under mpirun every call of a process runs on the first call's Runtime: runtime options [{}], not [{}]",
-            fmt::join(kept->options, " "), fmt::join(options, " ")));
-      rt_ = &kept->rt;
-      return;
-    }
-    own_ = std::make_unique<HeldRuntime>(std::move(options));
-    rt_ = &own_->rt;
-    if (rt_->uses_mpi()) kept = std::move(own_);
-  }
-  strata::Runtime& rt() { return *rt_; }
-
- private:
-  std::unique_ptr<HeldRuntime> own_;
-  strata::Runtime* rt_ = nullptr;
-};
 
 // A directory for the model when the caller asked for none: named by rank 0, the same
 // on every rank (saving is collective), removed by rank 0 when done.
@@ -160,7 +110,7 @@ py::dict train(const std::string& app, const py::kwargs& kw) {
   strata::cli::TrainCommand& t = cl.train;
   if (!t.metrics_path.empty() || !t.plot_path.empty())
     throw strata::OptionError("--metrics and --plot are the command's options: strata.train returns the metrics");
-  CallRuntime call(cl);
+  CallRuntime call(strata::cli::runtime_arguments(cl), Options::required);
   // The model comes back through the app's own --save: into the caller's directory,
   // else into a scratch one.
   ScratchDir scratch(call.rt());
@@ -188,7 +138,7 @@ py::dict train(const std::string& app, const py::kwargs& kw) {
 // What the app's explain prints to stdout (rank 0), captured as text.
 std::string explain(const std::string& app, const py::kwargs& kw) {
   CommandLine cl = strata::cli::parse_command_line(command_words("explain", app, kw));
-  CallRuntime call(cl);
+  CallRuntime call(strata::cli::runtime_arguments(cl), Options::required);
   std::fflush(stdout);
   std::FILE* capture = std::tmpfile();
   if (!capture) throw strata::IoError("strata.explain: cannot create a temporary file");
@@ -218,7 +168,9 @@ std::string explain(const std::string& app, const py::kwargs& kw) {
 }  // namespace
 
 PYBIND11_MODULE(strata, m) {
-  m.doc() = "Strata: train its apps (mf, slr, lda) with the strata command's options; results as numpy arrays.";
+  m.doc() =
+      "Strata: train its apps (mf, slr, lda) with the strata command's options, results as numpy arrays; models "
+      "and checkpoints to and from numpy; DistArrays on a strata.Runtime.";
   static py::exception<strata::Error> error(m, "Error", PyExc_RuntimeError);
   // Subclasses first: a translator catches the first type that matches.
   static py::exception<strata::OptionError> option_error(m, "OptionError", error.ptr());
@@ -257,11 +209,13 @@ PYBIND11_MODULE(strata, m) {
       raise(PyExc_MemoryError, e);
     }
   });
-  // A Runtime kept under mpirun ends before the interpreter does (MPI_Finalize with it).
-  py::module_::import("atexit").attr("register")(py::cpp_function([] { kept_runtime().reset(); }));
+  strata::python::register_runtime(m);
+  strata::python::register_dist_array(m);
+  strata::python::register_checkpoints(m);
   m.def("train", &train, py::arg("app"),
         "train(app, **options) -> dict: trains app as `strata train app --option value ...` would "
-        "(data=, synthetic=, epochs=, seed=, threads=, plan=, serial=True, save=, the app's options; "
+        "(data=, synthetic=, epochs=, seed=, threads=, plan=, serial=True, save=, checkpoint_dir=, resume=, the "
+        "app's options; "
         "'_' in a name stands for '-'). Returns {'metrics': {'pass', 'seconds', 'items', 'loss', ...: "
         "numpy arrays, one value per pass}, 'model': {array name: numpy array, whole on every rank}, 'info', "
         "'rank', 'ranks', 'threads'}.");

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace strata {
 class Runtime;
@@ -52,5 +54,29 @@ CheckpointTimes checkpoint_times(Runtime& rt);
 /// spaces or control characters, a value with control characters, or a name bound
 /// twice to different values.
 void bind_checkpoints(Runtime& rt, const std::string& name, const std::string& value);
+
+/// One DistArray of a run's automatic checkpoint.
+struct CheckpointedArray {
+  std::string name;           ///< the array's name (set_name), or "array-<id>" when it has none
+  std::filesystem::path dir;  ///< its checkpoint, for load_checkpoint (strata/io/checkpoint.hpp)
+  std::string type_tag;       ///< the element type as checkpoints name it ("f32", "i64")
+  std::vector<std::int64_t> shape;
+};
+
+/// What the newest checkpoint of a run holds.
+struct RunCheckpoint {
+  std::filesystem::path dir;  ///< the checkpoint: DIR/call-NNNNNNNN
+  std::string program;        ///< the executable that wrote it
+  std::int64_t call = 0;      ///< the loop calls it covers
+  std::vector<CheckpointedArray> arrays;
+};
+
+/// Collective: the newest complete checkpoint in `root` (a checkpoint directory, or
+/// one call-NNNNNNNN in it), verified as resuming verifies it (the checksums of every
+/// manifest and journal), written by any program with any seed: for reading its
+/// arrays outside the run (the Python module's strata.load_checkpoint). Throws
+/// CheckpointError on every rank, naming the file, when `root` is missing, holds no
+/// checkpoint yet, or the checkpoint is damaged.
+RunCheckpoint newest_checkpoint(Runtime& rt, const std::filesystem::path& root);
 
 }  // namespace strata::recovery

@@ -10,9 +10,15 @@
 
 namespace strata::detail {
 
-std::uint64_t ArrayBase::next_id() {
-  static std::atomic<std::uint64_t> counter{0};
-  return ++counter;
+namespace {
+std::atomic<std::uint64_t> ids_counter{0};
+}  // namespace
+
+std::uint64_t ArrayBase::next_id() { return ++ids_counter; }
+
+std::uint64_t ArrayBase::ids_before_live() {
+  const std::uint64_t oldest = registry_of<ArrayBase>().lowest_key();
+  return oldest != 0 ? oldest - 1 : ids_counter.load();
 }
 
 // Arrays are found by id only. A moved-to array takes over its source's id (replace);

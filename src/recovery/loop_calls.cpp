@@ -22,6 +22,7 @@ LoopCalls::LoopCalls(Runtime& rt)
       checkpoint_dir_(rt.options().checkpoint_dir),
       resume_dir_(rt.options().resume_dir),
       every_(rt.options().checkpoint_every),
+      id_base_(detail::ArrayBase::ids_before_live()),
       record_(std::make_unique<ExecutionRecord>(rt)),
       background_(rt.options().checkpoint_in_background) {}
 
@@ -47,7 +48,7 @@ bool LoopCalls::begin(const std::source_location& where) {
   if (call_ == m.call) {
     load_arrays();
     changing_calls_ = m.changing_calls;
-    for (const auto& a : m.arrays) changed_ever_.push_back(a.id);
+    for (const auto& a : m.arrays) changed_ever_.push_back(id_base_ + a.id);
     std::sort(changed_ever_.begin(), changed_ever_.end());
     rt_.log_once("resumed from {}: skipped loop calls 1-{}, loaded {} array(s)", resume_->dir.string(), m.call,
                  m.arrays.size());
@@ -216,7 +217,7 @@ void LoopCalls::check_arrays(bool all_exist) const {
   const RunManifest& m = resume_->manifest;
   const std::string where = manifest_path();
   for (const auto& a : m.arrays) {
-    auto* array = detail::ArrayBase::find_array(a.id);
+    auto* array = detail::ArrayBase::find_array(id_base_ + a.id);
     const std::string label = a.name.empty() ? fmt::format("array #{}", a.id) : a.name;
     if (!array && !all_exist) continue;
     if (!array)
@@ -228,7 +229,7 @@ void LoopCalls::check_arrays(bool all_exist) const {
                                         where, label, a.tag, fmt::join(a.shape, ", "), detail::array_label(*array),
                                         array->type_tag(), fmt::join(array->shape_vector(), ", ")));
     if (a.owner_state && all_exist) {
-      auto* b = detail::BufferBase::find_buffer(a.id);
+      auto* b = detail::BufferBase::find_buffer(id_base_ + a.id);
       if (!b || !b->has_owner_state())
         throw CheckpointError(fmt::format("{}: {} was written through a Buffer with owner state; this run has no such "
                                           "Buffer over it",
@@ -243,9 +244,10 @@ void LoopCalls::load_arrays() {
   check_arrays(true);
   std::vector<std::function<void()>> puts;
   for (const auto& a : m.arrays) {
-    puts.push_back(detail::ArrayBase::find_array(a.id)->stage_load(resume_->dir / fmt::format("array-{}", a.id)));
+    auto* array = detail::ArrayBase::find_array(id_base_ + a.id);
+    puts.push_back(array->stage_load(resume_->dir / fmt::format("array-{}", a.id)));
     if (a.owner_state)
-      puts.push_back(detail::BufferBase::find_buffer(a.id)->stage_owner_state(
+      puts.push_back(detail::BufferBase::find_buffer(id_base_ + a.id)->stage_owner_state(
           resume_->dir / fmt::format("state-{}", a.id), a.rounds));
   }
   for (auto& put : puts) put();
@@ -267,8 +269,8 @@ void LoopCalls::checkpoint() {
   m.changing_calls = changing_calls_;
   m.site = site_;
   m.settings = bound_;
-  pending_ = std::make_unique<PendingCheckpoint>(rt_, checkpoint_dir_, m, changed_ever_, journal_, background_,
-                                                 std::move(storage_));
+  pending_ = std::make_unique<PendingCheckpoint>(rt_, checkpoint_dir_, m, changed_ever_, id_base_, journal_,
+                                                 background_, std::move(storage_));
   storage_.clear();
   times_.copy_seconds += detail::seconds_since(clock);
   if (!background_) {

@@ -107,6 +107,9 @@ class LoopCalls final : public loop::CallHooks {
   std::string site_;
   std::vector<CallRecord> journal_;
   std::vector<std::uint64_t> changed_ever_;  ///< sorted ids
+  /// Ids issued before the run began: a checkpoint names an array by its id less this
+  /// (arrays are created in the same order every run, whatever the process did before).
+  std::uint64_t id_base_ = 0;
   bool resume_opened_ = false;
   std::optional<ResumePoint> resume_;
   std::vector<BoundSetting> bound_;                        ///< recorded in every checkpoint

@@ -54,7 +54,7 @@ RootListing list_root(const fs::path& root) {
 }  // namespace
 
 PendingCheckpoint::PendingCheckpoint(Runtime& rt, fs::path root, RunManifest m,
-                                     const std::vector<std::uint64_t>& array_ids,
+                                     const std::vector<std::uint64_t>& array_ids, std::uint64_t id_base,
                                      const std::vector<CallRecord>& journal, bool background,
                                      std::vector<Bytes> storage)
     : rt_(rt),
@@ -66,7 +66,7 @@ PendingCheckpoint::PendingCheckpoint(Runtime& rt, fs::path root, RunManifest m,
   Comm& comm = rt_.comm();
   detail::all_or_none(comm, [&] {
     detail::typed<IoError>([&] {
-      copy_share(array_ids, journal, std::move(storage));
+      copy_share(array_ids, id_base, journal, std::move(storage));
       if (comm.rank() != 0) return;
       fs::create_directories(root_);
       fs::remove_all(tmp_);  // an earlier run's unfinished checkpoint of the same call
@@ -77,8 +77,8 @@ PendingCheckpoint::PendingCheckpoint(Runtime& rt, fs::path root, RunManifest m,
   start([this] { write_files(); });
 }
 
-void PendingCheckpoint::copy_share(const std::vector<std::uint64_t>& array_ids, const std::vector<CallRecord>& journal,
-                                   std::vector<Bytes> storage) {
+void PendingCheckpoint::copy_share(const std::vector<std::uint64_t>& array_ids, std::uint64_t id_base,
+                                   const std::vector<CallRecord>& journal, std::vector<Bytes> storage) {
   const int rank = rt_.rank();
   auto reuse = [&] {
     const std::size_t k = files_.size();
@@ -88,14 +88,15 @@ void PendingCheckpoint::copy_share(const std::vector<std::uint64_t>& array_ids, 
   for (const auto id : array_ids) {
     auto* a = detail::ArrayBase::find_array(id);
     if (!a) continue;  // gone since the call that changed it (on every rank alike)
-    SavedArray saved{id, a->type_tag(), a->shape_vector(), false, 0, a->name()};
+    const std::uint64_t run_id = id - id_base;  // as the run counts its arrays
+    SavedArray saved{run_id, a->type_tag(), a->shape_vector(), false, 0, a->name()};
     auto add = [&](const std::string& name, detail::CheckpointSnapshot s) {
       files_.push_back({tmp_ / name / detail::checkpoint_part_name(rank), std::move(s.part), s.offset});
       array_dirs_.emplace_back(name, std::move(s.meta));
     };
-    add(fmt::format("array-{}", id), a->checkpoint_snapshot(reuse()));
+    add(fmt::format("array-{}", run_id), a->checkpoint_snapshot(reuse()));
     if (auto* b = detail::BufferBase::find_buffer(id); b && b->has_owner_state()) {
-      add(fmt::format("state-{}", id), b->owner_state_snapshot(reuse()));
+      add(fmt::format("state-{}", run_id), b->owner_state_snapshot(reuse()));
       saved.owner_state = true;
       saved.rounds = b->rounds();
     }

@@ -51,11 +51,13 @@ namespace strata::recovery {
 class PendingCheckpoint {
  public:
   /// Collective: step 1, then starts step 2. N is `m.call`; the arrays are those with
-  /// these ids that still exist, with their Buffers' owner state. `storage` is an
+  /// these ids that still exist, with their Buffers' owner state, saved under their id
+  /// less `id_base` (the ids issued before the run began: LoopCalls). `storage` is an
   /// earlier checkpoint's take_storage(), or empty. Throws IoError on every rank when
   /// a copy or the directory cannot be made.
   PendingCheckpoint(Runtime& rt, std::filesystem::path root, RunManifest m, const std::vector<std::uint64_t>& array_ids,
-                    const std::vector<CallRecord>& journal, bool background, std::vector<Bytes> storage = {});
+                    std::uint64_t id_base, const std::vector<CallRecord>& journal, bool background,
+                    std::vector<Bytes> storage = {});
   /// Waits for the background work. A checkpoint not done is removed (rank 0): no
   /// resume reads call-N.tmp/ anyway.
   ~PendingCheckpoint();
@@ -90,8 +92,8 @@ class PendingCheckpoint {
     std::span<const std::byte> content() const { return std::span<const std::byte>(bytes).subspan(offset); }
   };
 
-  void copy_share(const std::vector<std::uint64_t>& array_ids, const std::vector<CallRecord>& journal,
-                  std::vector<Bytes> storage);
+  void copy_share(const std::vector<std::uint64_t>& array_ids, std::uint64_t id_base,
+                  const std::vector<CallRecord>& journal, std::vector<Bytes> storage);
   void start(std::function<void()> work);  // runs `work` for the current step
   void write_files();
   void publish(const std::vector<Bytes>& sums);  // rank 0

@@ -1,8 +1,13 @@
 // The public face of the run's loop calls (strata/recovery.hpp): each function asks
-// the Runtime's LoopCalls (loop_calls.hpp), which only the engine sees.
+// the Runtime's LoopCalls (loop_calls.hpp), which only the engine sees; a run's newest
+// checkpoint is read and verified as resuming reads it (run_checkpoint.hpp).
 #include "strata/recovery.hpp"
 
+#include <fmt/format.h>
+
 #include "recovery/loop_calls.hpp"
+#include "recovery/run_checkpoint.hpp"
+#include "strata/error.hpp"
 
 namespace strata::recovery {
 
@@ -16,6 +21,19 @@ CheckpointTimes checkpoint_times(Runtime& rt) { return loop_calls(rt).checkpoint
 
 void bind_checkpoints(Runtime& rt, const std::string& name, const std::string& value) {
   loop_calls(rt).bind(name, value);
+}
+
+RunCheckpoint newest_checkpoint(Runtime& rt, const std::filesystem::path& root) {
+  std::optional<ResumePoint> p = read_resume_point(rt, root, Origin::any);
+  if (!p)
+    throw CheckpointError(
+        fmt::format("{}: holds no complete checkpoint yet (no '{}' file)", root.string(), kLatestName));
+  RunCheckpoint out{p->dir, p->manifest.program, p->manifest.call, {}};
+  for (const auto& a : p->manifest.arrays) {
+    const std::string dir = fmt::format("array-{}", a.id);
+    out.arrays.push_back({a.name.empty() ? dir : a.name, p->dir / dir, a.tag, a.shape});
+  }
+  return out;
 }
 
 }  // namespace strata::recovery

@@ -283,7 +283,7 @@ void check_nested(const fs::path& dir, const RunManifest& m, const std::string& 
 
 }  // namespace
 
-std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) {
+std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root, Origin origin) {
   std::optional<ResumePoint> out;
   detail::all_or_none(rt.comm(), [&] {
     detail::typed<CheckpointError>([&] {
@@ -293,10 +293,10 @@ std::optional<ResumePoint> read_resume_point(Runtime& rt, const fs::path& root) 
       ResumePoint p;
       p.dir = *dir;
       p.manifest = parse_run_manifest(read_text(manifest, detail::kMaxManifestBytes), manifest.string());
-      if (p.manifest.program != program_name())
+      if (origin == Origin::this_run && p.manifest.program != program_name())
         throw CheckpointError(fmt::format("{}: written by program '{}', not by this one ('{}')", manifest.string(),
                                           printable(p.manifest.program, 80), program_name()));
-      if (p.manifest.seed != rt.seed())
+      if (origin == Origin::this_run && p.manifest.seed != rt.seed())
         throw CheckpointError(fmt::format("{}: written by a run with seed {}; this run's seed is {} (--strata-seed, "
                                           "STRATA_SEED)",
                                           manifest.string(), p.manifest.seed, rt.seed()));

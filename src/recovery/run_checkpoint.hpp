@@ -38,8 +38,9 @@ namespace strata::recovery {
 /// The file in a checkpoint directory that names its newest complete checkpoint.
 inline constexpr const char* kLatestName = "latest";
 
-/// An array as the manifest lists it. Arrays are named by id: the program creates
-/// them in the same order every run (ids of library temporaries do not count).
+/// An array as the manifest lists it. Arrays are named by id, counted from the run's
+/// start (ArrayBase::ids_before_live): the program creates them in the same order
+/// every run (ids of library temporaries do not count).
 struct SavedArray {
   std::uint64_t id = 0;
   std::string tag;  ///< element type, as checkpoints name it
@@ -109,12 +110,18 @@ struct ResumePoint {
   std::vector<std::vector<CallRecord>> journals;  ///< [writer rank][call - 1]
 };
 
+/// Whose checkpoints a reader takes: resuming, only this program's with this run's
+/// seed; a reader of the arrays (recovery::newest_checkpoint), any program's.
+enum class Origin { this_run, any };
+
 /// Collective. `root` is a checkpoint directory (the newest complete checkpoint in it
 /// is used) or one checkpoint (a call-NNNNNNNN directory). Returns nothing when
 /// `root` exists but holds no checkpoint yet. Throws CheckpointError on every rank,
 /// naming the file, when `root` does not exist or the checkpoint is damaged
-/// (truncated, corrupted, files missing) or was written by another program.
-std::optional<ResumePoint> read_resume_point(Runtime& rt, const std::filesystem::path& root);
+/// (truncated, corrupted, files missing) or, for Origin::this_run, was written by
+/// another program or with another seed.
+std::optional<ResumePoint> read_resume_point(Runtime& rt, const std::filesystem::path& root,
+                                             Origin origin = Origin::this_run);
 
 /// The executable's file name ("strata"), as manifests record it.
 std::string program_name();

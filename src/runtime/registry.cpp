@@ -32,6 +32,14 @@ void* Registry::find(std::uint64_t key) const {
   return it == by_key_.end() ? nullptr : it->second;
 }
 
+std::uint64_t Registry::lowest_key() const {
+  std::lock_guard lock(mu_);
+  std::uint64_t lowest = 0;
+  for (const auto& [key, object] : by_key_)
+    if (lowest == 0 || key < lowest) lowest = key;
+  return lowest;
+}
+
 std::vector<void*> Registry::live() const {
   std::lock_guard lock(mu_);
   return order_;

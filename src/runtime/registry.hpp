@@ -22,6 +22,8 @@ class Registry {
   /// Removes `object`; its key is freed only if it still holds it.
   void withdraw(void* object, std::uint64_t key = 0);
   void* find(std::uint64_t key) const;
+  /// The lowest key held, or 0 when none is.
+  std::uint64_t lowest_key() const;
   /// Every live object, oldest first.
   std::vector<void*> live() const;
 
@@ -39,6 +41,7 @@ class RegistryOf {
   void replace(T* object, std::uint64_t key) { registry_.replace(object, key); }
   void withdraw(T* object, std::uint64_t key = 0) { registry_.withdraw(object, key); }
   T* find(std::uint64_t key) const { return static_cast<T*>(registry_.find(key)); }
+  std::uint64_t lowest_key() const { return registry_.lowest_key(); }
   std::vector<T*> live() const {
     std::vector<T*> out;
     for (void* p : registry_.live()) out.push_back(static_cast<T*>(p));

@@ -3,7 +3,8 @@
 #   docs_test.sh find_package|pkg_config|python PREFIX SOURCE_DIR SCRATCH
 # find_package: hello's CMake project; pkg_config: hello compiled with pkg-config's flags
 # (both run hello on 1 and 2 ranks and check its sum); python: train.py trains mf,
-# prints the held-out RMSE, the model's shapes and an option error.
+# prints the held-out RMSE, the model's shapes and an option error; models.py resumes,
+# loads and saves models and checkpoints; arrays.py makes and checkpoints a DistArray.
 set -uo pipefail
 way=$1
 export STRATA_PREFIX=$2
@@ -25,6 +26,11 @@ case $way in
     expect "^held-out RMSE after 5 passes: [0-9]"
     expect "^model: {'H': (500, 16), 'W': (2000, 16)}$"
     expect "^strata.OptionError: --rank: 0 is outside the allowed range"
+    expect "^checkpoint: \['H', 'W'\] same W: True$"
+    expect "^model2: {'W': (2000, 16), 'bias': (2000,)}$"
+    expect "^strata.IoError: no-such-model: no such directory$"
+    expect "^sum: 660.0 rows here: \[0 1 2\]$"
+    expect "^checkpointed x: True$"
     ;;
   *)
     for np in 1 2; do expect "^$np rank(s): sum of squares 332833500$"; done

@@ -89,6 +89,11 @@ class ArrayBase {
 
  /// The live array with this id on this rank, or nullptr.
   static ArrayBase* find_array(std::uint64_t id);
+  /// The ids handed out before the oldest live array's (all of them when none is
+  /// live). A run's checkpoints number its arrays from there (id - ids_before_live()
+  /// at the run's start), so a process that runs one program after another (the
+  /// Python module's calls) resumes each as a process of its own would.
+  static std::uint64_t ids_before_live();
   /// Bumped by every change of the array's structure (partition, keys, shape).
   std::uint64_t structure_version() const { return version_; }
 
