@@ -105,7 +105,8 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     group_thread = group_threads(*plan, n, elements);
     // A gathered plan groups rank 0's iterations (all of them); the report says the same on every rank.
     plan->groups = rt.comm().allreduce(plan->groups, ReduceOp::max);
-    plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max);
+    // Slowest worker over the mean of all workers: the idle ranks of a gathered plan count.
+    plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
     // The groups hold for the accesses just recorded: with irregular subscripts and
     // more than one thread running them, every run re-validates them.
     if (plan->irregular && T > 1) {
@@ -189,7 +190,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
       most = std::max(most, c);
     }
     most = rt.comm().allreduce(most, ReduceOp::max);
-    const double mean = static_cast<double>(space.nnz) / (plan->gathered ? T : plan->workers);
+    const double mean = static_cast<double>(space.nnz) / plan->workers;  // the idle ranks of a gathered plan count
     plan->imbalance = mean > 0 ? static_cast<double>(most) / mean : 1.0;
   }
   plan->plan_seconds = rt.comm().allreduce(seconds_since(t1), ReduceOp::max);

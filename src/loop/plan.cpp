@@ -285,6 +285,10 @@ std::string Plan::explain() const {
   out += "\n";
   for (const auto& r : choice.reasons) out += fmt::format("    {}\n", r);
   out += fmt::format("  workers: {} rank(s) x {} thread(s) = {}\n", ranks, threads, workers);
+  if (gathered)
+    out += fmt::format("  gathered: the {} plan is not partitioned across ranks yet, so the iteration space and its "
+                       "arrays were moved to rank 0, whose {} thread(s) run every iteration; the other ranks wait\n",
+                       analysis::to_string(choice.strategy), threads);
   if (space_bounds.size() > 1)
     out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));
   if (!space_bounds_note.empty()) out += fmt::format("  worker bounds: {}\n", space_bounds_note);
