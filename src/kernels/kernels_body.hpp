@@ -71,4 +71,50 @@ float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float re
   return e;
 }
 
+// dot's order for each of the three sums, in one sweep over both rows.
+float dot_and_norms(const float* w, const float* h, std::size_t n, float* ww, float* hh) {
+  f16 wh0{}, wh1{}, ww0{}, ww1{}, hh0{}, hh1{};
+  std::size_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    const f16 a0 = load(w + k), b0 = load(h + k), a1 = load(w + k + 16), b1 = load(h + k + 16);
+    wh0 += a0 * b0;
+    wh1 += a1 * b1;
+    ww0 += a0 * a0;
+    ww1 += a1 * a1;
+    hh0 += b0 * b0;
+    hh1 += b1 * b1;
+  }
+  if (k + 16 <= n) {
+    const f16 a0 = load(w + k), b0 = load(h + k);
+    wh0 += a0 * b0;
+    ww0 += a0 * a0;
+    hh0 += b0 * b0;
+    k += 16;
+  }
+  float wh = reduce(wh0 + wh1), sw = reduce(ww0 + ww1), sh = reduce(hh0 + hh1);
+  for (; k < n; ++k) {
+    wh += w[k] * h[k];
+    sw += w[k] * w[k];
+    sh += h[k] * h[k];
+  }
+  *ww = sw;
+  *hh = sh;
+  return wh;
+}
+
+void pair_update(float* w, float* h, std::size_t n, float aw, float bw, float ah, float bh) {
+  const f16 va = splat(aw), vb = splat(bw), vc = splat(ah), vd = splat(bh);
+  std::size_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    const f16 wk = load(w + k), hk = load(h + k);
+    store(w + k, va * wk + vb * hk);
+    store(h + k, vc * hk + vd * wk);
+  }
+  for (; k < n; ++k) {
+    const float wk = w[k], hk = h[k];
+    w[k] = aw * wk + bw * hk;
+    h[k] = ah * hk + bh * wk;
+  }
+}
+
 }  // namespace strata::kernels::STRATA_KERNEL_NS
