@@ -9,12 +9,17 @@
 #include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
+#include "mf/model_dir.hpp"
 #include "mf/rating_file.hpp"
 #include "mf/serial.hpp"
 #include "mf/strata.hpp"
 #include "strata/io/checkpoint.hpp"
 
 namespace strata::apps {
+
+namespace mf {
+void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info);  // predict.cpp
+}
 
 namespace {
 
@@ -132,35 +137,78 @@ std::vector<Metric> metrics(const mf::Options& o, double train_loss, const Fit& 
   return m;
 }
 
-void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H) {
+void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H, const mf::Problem& p,
+          const mf::Options& o) {
   save_checkpoint(W, std::filesystem::path(dir) / "W");
   save_checkpoint(H, std::filesystem::path(dir) / "H");
+  if (W.runtime().rank() == 0) mf::write_model_info(dir, p, o);
 }
 
-void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
-  const mf::Problem p = make_problem(rt, c);
-  const mf::Options o = make_options(c);
-  info(fmt::format("{}; {} training, {} held out; rank {}, {} loss, {} step, lr {}, l2 {},{}", p.source,
-                   p.train.size(), p.test.size(), o.rank, c.options.text("loss"), c.options.text("step"), o.lr,
-                   o.l2_user, o.l2_item));
+// Trains one model on p for c.epochs passes, reporting each; saves it to `save_dir`
+// unless that is empty.
+void train_one(Runtime& rt, const RunConfig& c, const mf::Problem& p, const mf::Options& o, const InfoCallback& info,
+               const PassCallback& report, const std::string& save_dir) {
   const auto items = static_cast<std::int64_t>(p.train.size());
+  double loss = 0;
   if (c.serial) {
     mf::SerialMf m(p, o);
-    double loss = 0;
     run_passes(rt, c, items, report, [&] { loss = m.pass() / static_cast<double>(items); },
                [&] { return metrics(o, loss, m.fit(p.test)); });
-    if (!c.save_dir.empty()) {
+    if (!save_dir.empty()) {
       auto W = array_from(rt, m.W(), Shape<2>{p.users, o.rank}), H = array_from(rt, m.H(), Shape<2>{p.items, o.rank});
-      save(c.save_dir, W, H);
+      save(save_dir, W, H, p, o);
     }
     return;
   }
   mf::StrataMf m(rt, p, o, c.plan);
-  double loss = 0;
   run_passes(rt, c, items, report, [&] { loss = m.pass() / static_cast<double>(items); },
              [&] { return metrics(o, loss, m.fit_test()); },
              [&] { info(describe_plan(m.report(), {"user", "item"})); });
-  if (!c.save_dir.empty()) save(c.save_dir, m.W(), m.H());
+  if (!save_dir.empty()) save(save_dir, m.W(), m.H(), p, o);
+}
+
+// --folds K (LIBMF's -v): the ratings split in K folds by a hash of the pair; K models,
+// each trained on all folds but one and measured on that one. Each pass reports the
+// mean over the folds of every metric (and the folds' summed time).
+void cross_validate(Runtime& rt, const RunConfig& c, const mf::Problem& all, const mf::Options& o, int folds,
+                    const InfoCallback& info, const PassCallback& report) {
+  std::vector<PassReport> mean;
+  for (int f = 0; f < folds; ++f) {
+    const mf::Problem p = mf::fold(all, f, folds, c.seed);
+    std::size_t pass = 0;
+    std::vector<Metric> last;
+    train_one(rt, c, p, o, [](const std::string&) {}, [&](const PassReport& r) {
+      if (pass == mean.size()) mean.push_back({r.pass, 0, 0, std::vector<Metric>(r.metrics.size()), r.restored});
+      PassReport& m = mean[pass++];
+      m.seconds += r.seconds;
+      m.items += r.items;
+      for (std::size_t k = 0; k < r.metrics.size(); ++k) {
+        m.metrics[k].name = r.metrics[k].name;
+        m.metrics[k].value += r.metrics[k].value / folds;
+      }
+      last = r.metrics;
+    }, "");
+    info(fmt::format("fold {}/{}: {} training, {} held out; after pass {}: {} {:.6f}", f + 1, folds, p.train.size(),
+                     p.test.size(), c.epochs, last.back().name, last.back().value));
+  }
+  const Metric& final_mean = mean.back().metrics.back();
+  info(fmt::format("cross-validation: mean {} over {} folds after pass {}: {:.6f}", final_mean.name, folds, c.epochs,
+                   final_mean.value));
+  for (const PassReport& r : mean) report(r);
+}
+void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  const int folds = static_cast<int>(c.options.integer("folds", 0, 100));
+  if (folds == 1) throw OptionError("--folds: 1 fold leaves nothing to measure on: give 2 or more (0: none)");
+  if (folds > 1 && (!c.options.text("test").empty() || c.options.text("holdout") != "0.1"))
+    throw OptionError("--folds measures on each fold in turn: drop --test and --holdout");
+  if (folds > 1 && !c.save_dir.empty()) throw OptionError("--folds trains one model per fold: drop --save");
+  const mf::Problem p = make_problem(rt, c);
+  const mf::Options o = make_options(c);
+  info(fmt::format("{}; {} training, {} held out; rank {}, {} loss, {} step, lr {}, l2 {},{}", p.source,
+                   folds > 1 ? p.train.size() + p.test.size() : p.train.size(), folds > 1 ? 0 : p.test.size(), o.rank,
+                   c.options.text("loss"), c.options.text("step"), o.lr, o.l2_user, o.l2_item));
+  if (folds > 1) return cross_validate(rt, c, p, o, folds, info, report);
+  train_one(rt, c, p, o, info, report, c.save_dir);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
@@ -171,6 +219,6 @@ void explain(Runtime& rt, const RunConfig& c) {
 
 }  // namespace
 
-App mf_app() { return {mf_info(), train, explain}; }
+App mf_app() { return {mf_info(), train, explain, mf::predict}; }
 
 }  // namespace strata::apps

@@ -24,6 +24,13 @@ bool held_out(std::int64_t user, std::int64_t item, double holdout, std::uint64_
   return static_cast<double>(h >> 11) * 0x1.0p-53 < holdout;
 }
 
+// The fold of a pair: the same hash, cut into `folds` equal ranges.
+int fold_of(std::int64_t user, std::int64_t item, int folds, std::uint64_t seed) {
+  const std::uint64_t h = mix64(seed ^ mix64(static_cast<std::uint64_t>(user) * 0x9E3779B97F4A7C15ULL +
+                                              static_cast<std::uint64_t>(item)));
+  return static_cast<int>(static_cast<double>(h >> 11) * 0x1.0p-53 * folds);
+}
+
 // The sets are sized first: growing them rating by rating copied them about twice
 // over. `rating(all[k])` is the k-th rating.
 template <class Item, class AsRating>
@@ -40,6 +47,18 @@ void split(Problem& p, const std::vector<Item>& all, double holdout, std::uint64
 }
 
 }  // namespace
+
+Problem fold(const Problem& all, int f, int folds, std::uint64_t seed) {
+  Problem p;
+  p.users = all.users;
+  p.items = all.items;
+  p.source = all.source;
+  p.user_ids = all.user_ids;
+  p.item_ids = all.item_ids;
+  for (const auto* set : {&all.train, &all.test})
+    for (const Rating& r : *set) (fold_of(r.user, r.item, folds, seed) == f ? p.test : p.train).push_back(r);
+  return p;
+}
 
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) {
   const std::int64_t users = spec.users, items = spec.items;

@@ -41,6 +41,11 @@ struct SyntheticSpec {
 /// them, chosen by a hash of the pair, is held out.
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 
+/// Fold `f` of `folds` for cross-validation: every rating of `all` (training and
+/// held out) whose pair hashes to fold f is held out, the rest train. The folds
+/// partition the ratings, the same for any order and any number of ranks.
+Problem fold(const Problem& all, int f, int folds, std::uint64_t seed);
+
 /// Reads a rating file with the library's parser strata::parse::ratings (parsers.hpp:
 /// "user item rating [timestamp]" lines as MovieLens ships them, a header line of
 /// column names skipped), in parallel on every rank and thread; every rank ends with
