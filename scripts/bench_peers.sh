@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/lib/common.sh"
 strata_mpi_env
-: "${LIBMF_DIR:?set LIBMF_DIR to LIBMF's source directory}"
+: "${LIBMF_DIR:?set LIBMF_DIR to the directory of the LIBMF sources}"
 out=$(mkdir -p "${1:-bench-peers}" && cd "${1:-bench-peers}" && pwd)
 build=$(cd "${BUILD:-$root/build}" && pwd)
 reps=${REPS:-3} passes=${PASSES:-20} rank=${RANK:-64} l2=${L2:-0.05}

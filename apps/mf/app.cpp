@@ -1,4 +1,5 @@
-// `strata train mf` / `strata explain mf`: options, data, and which program runs.
+// `strata train mf` / `strata explain mf`: options, data, and which program runs
+// (`strata predict mf` is predict.cpp).
 #include <cmath>
 #include <filesystem>
 #include <tuple>
@@ -10,16 +11,13 @@
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "mf/model_dir.hpp"
+#include "mf/predict.hpp"
 #include "mf/rating_file.hpp"
 #include "mf/serial.hpp"
 #include "mf/strata.hpp"
 #include "strata/io/checkpoint.hpp"
 
 namespace strata::apps {
-
-namespace mf {
-void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info);  // predict.cpp
-}
 
 namespace {
 

@@ -1,14 +1,13 @@
-// `strata predict mf --model DIR --data FILE --out FILE`: LIBMF's mf-predict. One
-// prediction <w_user, h_item> a line of FILE, in FILE's order; when FILE's lines carry
-// ratings, the measure of the loss the model was trained for. Rank 0 does the work
-// (a file of pairs is read once, in order); the factors come from the checkpoints.
+// `strata predict mf --model DIR --data FILE --out FILE`. Rank 0 does the work (a file
+// of pairs is read once, in order); the factors come from the checkpoints.
+#include "mf/predict.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 
-#include "common/app.hpp"
 #include "mf/model_dir.hpp"
 #include "mf/rating_file.hpp"
 #include "strata/error.hpp"

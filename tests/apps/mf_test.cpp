@@ -139,29 +139,34 @@ TEST(MfApp, DependenceAwarePlanTracksTheSerialLossPerPass) {
   s.ratings = 330000;
   const Problem p = generate(s, 0.1, 7);
   for (const Step step : {Step::rows, Step::plain}) {
-  const Options o = with(step, step == Step::rows ? 0.1f : 0.01f);
-  StrataMf parallel(rt(), p, o);
-  SerialMf serial(p, o);
-  for (int pass = 1; pass <= 8; ++pass) {
-    parallel.pass();
-    serial.pass();
-    const double ours = parallel.fit_train().loss(), theirs = serial.fit(p.train).loss();
-    if (pass >= 3) {
-      EXPECT_NEAR(ours / theirs, 1.0, 0.015) << "pass " << pass << ": " << ours << " vs " << theirs;
+    const Options o = with(step, step == Step::rows ? 0.1f : 0.01f);
+    StrataMf parallel(rt(), p, o);
+    SerialMf serial(p, o);
+    for (int pass = 1; pass <= 8; ++pass) {
+      parallel.pass();
+      serial.pass();
+      const double ours = parallel.fit_train().loss(), theirs = serial.fit(p.train).loss();
+      if (pass >= 3) {
+        EXPECT_NEAR(ours / theirs, 1.0, 0.015) << "step " << static_cast<int>(step) << ", pass " << pass << ": "
+                                               << ours << " vs " << theirs;
+      }
     }
-  }
   }
 }
 
 TEST(MfApp, DataParallelVariantWritesItemsThroughABuffer) {
   const Problem p = small_problem();
-  Options o = with(Step::rows, 0.1f);
-  o.clock_every = 200;
-  StrataMf m(rt(), p, o, analysis::Strategy::data_parallel);
-  const double before = m.fit_train().loss();
-  for (int pass = 0; pass < 3; ++pass) m.pass();
-  EXPECT_EQ(m.report().strategy, analysis::Strategy::data_parallel);
-  EXPECT_LT(m.fit_train().loss(), before);
+  // Up to a clock, every worker steps on its stale copy of an item (and of its row
+  // step's G): the row step's default lr diverges on 8 workers, a tenth of it does not.
+  for (const auto& [step, lr] : {std::pair{Step::plain, 0.01f}, {Step::rows, 0.01f}}) {
+    Options o = with(step, lr);
+    o.clock_every = 200;
+    StrataMf m(rt(), p, o, analysis::Strategy::data_parallel);
+    const double before = m.fit_train().loss();
+    for (int pass = 0; pass < 3; ++pass) m.pass();
+    EXPECT_EQ(m.report().strategy, analysis::Strategy::data_parallel);
+    EXPECT_LT(m.fit_train().loss(), before);
+  }
 }
 
 TEST(MfApp, GeneratorIsDeterministicAndHoldsOutByPair) {

@@ -25,16 +25,19 @@ echo "99999 50 3" >>test.txt
   >train_out.txt 2>&1 || fail "train --test exited $?: $(cat train_out.txt)"
 grep -q -- "--test test.txt: $(($(wc -l <test.txt) - 1)) ratings (1 more left out" train_out.txt ||
   fail "the run does not say what --test held: $(head -3 train_out.txt)"
-[ -f model/mf.txt ] && [ -f model/user_ids.txt ] && [ -f model/item_ids.txt ] || fail "--save wrote no mf.txt / id files"
+[ -f model/mf.txt ] && [ -f model/user_ids.txt ] && [ -f model/item_ids.txt ] ||
+  fail "--save wrote no mf.txt / id files"
 
 # predict: one line per line of the file; its RMSE is the run's last test_rmse.
 sed '$d' test.txt >known.txt
 "$strata" predict mf --model model --data known.txt --out pred.txt >pred_out.txt 2>&1 ||
   fail "predict exited $?: $(cat pred_out.txt)"
-[ "$(wc -l <pred.txt)" -eq "$(wc -l <known.txt)" ] || fail "predict wrote $(wc -l <pred.txt) lines for $(wc -l <known.txt)"
+[ "$(wc -l <pred.txt)" -eq "$(wc -l <known.txt)" ] ||
+  fail "predict wrote $(wc -l <pred.txt) lines for $(wc -l <known.txt)"
 last=$(tail -1 t.csv | cut -d, -f8)
 got=$(sed -n 's/.*rmse \([0-9.]*\) over.*/\1/p' pred_out.txt)
-awk -v a="$last" -v b="$got" 'BEGIN { exit !((a - b) ^ 2 < 1e-10) }' || fail "predict's rmse $got is not the run's $last"
+awk -v a="$last" -v b="$got" 'BEGIN { exit !((a - b) ^ 2 < 1e-10) }' ||
+  fail "predict's rmse $got is not the run's $last"
 # Pairs without ratings: predictions and no measure. Under mpirun: the same file.
 cut -d' ' -f1,2 known.txt >pairs.txt
 "$mpiexec" -np 2 "$strata" predict mf --model model --data pairs.txt --out pred2.txt >pred2_out.txt 2>&1 ||

@@ -155,8 +155,8 @@ void parse_predict(CommandLine& cl, const std::vector<std::string>& args) {
     else if (k == "--threads") cl.threads = static_cast<int>(integer(k, a.value(k), 1, kMaxThreadsPerRank));
     else throw OptionError(fmt::format("strata predict {}: unknown option '{}' (see strata --help)", p.app->name, k));
   }
-  for (const auto& [given, name] : {std::pair{&p.request.model_dir, "--model DIR"}, {&p.request.data_path, "--data FILE"},
-                                    {&p.request.out_path, "--out FILE"}})
+  for (const auto& [given, name] : {std::pair{&p.request.model_dir, "--model DIR"},
+                                    {&p.request.data_path, "--data FILE"}, {&p.request.out_path, "--out FILE"}})
     if (given->empty()) throw OptionError(fmt::format("strata predict {} needs {}", p.app->name, name));
 }
 
