@@ -20,7 +20,7 @@ AppInfo mf_info() {
       .declare("lr", "0.1", "step size (rows, adagrad: base rate)")
       .declare("l2", "0.02", "L2 weight, or USER,ITEM weights (LIBMF: -l2 P,Q)")
       .declare("l1", "0", "L1 weight, or USER,ITEM weights (LIBMF: -l1 P,Q)")
-      .declare("nmf", "no", "yes: non-negative factors")
+      .declare("nmf", "no", "yes (or --nmf alone): non-negative factors")
       .declare("holdout", "0.1", "fraction of ratings held out for the test metric")
       .declare("test", "", "FILE: measure each pass on FILE's ratings instead (LIBMF's -p); all of --data trains")
       .declare("folds", "0", "K >= 2: K-fold cross-validation, reporting the mean held-out metric (LIBMF: -v)")

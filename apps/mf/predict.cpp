@@ -42,6 +42,12 @@ void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info) {
   const std::vector<float> W = factors(rt, dir / "W", m.users, m.rank), H = factors(rt, dir / "H", m.items, m.rank);
   if (rt.rank() != 0) return;
   const std::vector<LineRating> lines = read_rating_lines(req.data_path, false, "--data");
+  // Every id checked before --out is opened: a bad line leaves no half-written file.
+  std::vector<std::pair<std::size_t, std::size_t>> rows;
+  rows.reserve(lines.size());
+  for (const LineRating& l : lines)
+    rows.emplace_back(static_cast<std::size_t>(row_of(m.user_ids, m.users, l.user, "user", req.data_path, l.line)),
+                      static_cast<std::size_t>(row_of(m.item_ids, m.items, l.item, "item", req.data_path, l.line)));
   std::FILE* out = std::fopen(req.out_path.c_str(), "w");
   if (!out) throw IoError(fmt::format("--out: cannot write '{}'", req.out_path));
   Options o;
@@ -50,9 +56,9 @@ void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info) {
   o.l2_user = o.l2_item = 0;
   Fit fit;
   const auto K = static_cast<std::size_t>(m.rank);
-  for (const LineRating& l : lines) {
-    const auto u = static_cast<std::size_t>(row_of(m.user_ids, m.users, l.user, "user", req.data_path, l.line));
-    const auto i = static_cast<std::size_t>(row_of(m.item_ids, m.items, l.item, "item", req.data_path, l.line));
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    const LineRating& l = lines[k];
+    const auto [u, i] = rows[k];
     const float* w = &W[u * K];
     const float* h = &H[i * K];
     std::fprintf(out, "%.6g\n", static_cast<double>(kernels::dot(w, h, K)));

@@ -46,6 +46,7 @@ cmp -s pred.txt pred2.txt || fail "predictions of pairs differ from those of rat
 grep -q rmse pred2_out.txt && fail "a measure without ratings: $(cat pred2_out.txt)"
 expect_error 1 "test.txt:$(wc -l <test.txt): user id 99999 is not in the model" \
   predict mf --model model --data test.txt --out x.txt
+[ ! -e x.txt ] || fail "predict left a partial --out file after a bad line"
 expect_error 1 "cannot open 'nomodel/mf.txt'" predict mf --model nomodel --data pairs.txt --out x.txt
 expect_error 2 "strata predict mf needs --out FILE" predict mf --model model --data pairs.txt
 expect_error 1 "app slr has no predict" predict slr --model model --data pairs.txt --out x.txt
