@@ -78,6 +78,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(!cl.plot.inputs.empty() && !cl.plot.output.empty(), "plot without inputs or output");
       for (const auto& i : cl.plot.inputs) FUZZ_CHECK(i.rfind("-", 0) != 0, "an option taken for a plot input");
       break;
+    case CommandLine::Verb::predict: {
+      const auto& r = cl.predict.request;
+      FUZZ_CHECK(cl.predict.app != nullptr, "predict without an app");
+      FUZZ_CHECK(!r.model_dir.empty() && !r.data_path.empty() && !r.out_path.empty(), "predict without its files");
+      break;
+    }
   }
   return 0;
 }

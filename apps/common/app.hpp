@@ -65,11 +65,21 @@ struct AppInfo {
   Settings options;           ///< app options with defaults and help
 };
 
+/// `strata predict <app> --model DIR --data FILE --out FILE`.
+struct PredictRequest {
+  std::string model_dir;  ///< what `strata train <app> --save DIR` wrote
+  std::string data_path;  ///< the pairs to predict, one a line
+  std::string out_path;   ///< one prediction a line, in the order of data_path's lines
+};
+
 struct App : AppInfo {
   /// Trains for config.epochs passes, calling `pass` after each (on every rank).
   std::function<void(Runtime&, const RunConfig&, const InfoCallback&, const PassCallback&)> train;
   /// Prints (rank 0) the plan of every loop the app runs, without training.
   std::function<void(Runtime&, const RunConfig&)> explain;
+  /// Writes one prediction per line of the request's data, and reports its measure
+  /// through `info` when the lines carry targets. Empty: the app has no predict.
+  std::function<void(Runtime&, const PredictRequest&, const InfoCallback&)> predict;
 };
 
 AppInfo mf_info();

@@ -172,6 +172,6 @@ void explain(Runtime& rt, const RunConfig& c) {
 
 }  // namespace
 
-App lda_app() { return {lda_info(), train, explain}; }
+App lda_app() { return {lda_info(), train, explain, {}}; }  // no predict yet
 
 }  // namespace strata::apps

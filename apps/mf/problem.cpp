@@ -24,6 +24,13 @@ bool held_out(std::int64_t user, std::int64_t item, double holdout, std::uint64_
   return static_cast<double>(h >> 11) * 0x1.0p-53 < holdout;
 }
 
+// The fold of a pair: the same hash, cut into `folds` equal ranges.
+int fold_of(std::int64_t user, std::int64_t item, int folds, std::uint64_t seed) {
+  const std::uint64_t h = mix64(seed ^ mix64(static_cast<std::uint64_t>(user) * 0x9E3779B97F4A7C15ULL +
+                                              static_cast<std::uint64_t>(item)));
+  return static_cast<int>(static_cast<double>(h >> 11) * 0x1.0p-53 * folds);
+}
+
 // The sets are sized first: growing them rating by rating copied them about twice
 // over. `rating(all[k])` is the k-th rating.
 template <class Item, class AsRating>
@@ -41,8 +48,17 @@ void split(Problem& p, const std::vector<Item>& all, double holdout, std::uint64
 
 }  // namespace
 
-double Fit::rmse() const { return count ? std::sqrt(squared_error / static_cast<double>(count)) : 0.0; }
-double Fit::loss() const { return count ? objective / static_cast<double>(count) : 0.0; }
+Problem fold(const Problem& all, int f, int folds, std::uint64_t seed) {
+  Problem p;
+  p.users = all.users;
+  p.items = all.items;
+  p.source = all.source;
+  p.user_ids = all.user_ids;
+  p.item_ids = all.item_ids;
+  for (const auto* set : {&all.train, &all.test})
+    for (const Rating& r : *set) (fold_of(r.user, r.item, folds, seed) == f ? p.test : p.train).push_back(r);
+  return p;
+}
 
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) {
   const std::int64_t users = spec.users, items = spec.items;
@@ -123,27 +139,30 @@ std::vector<Entry<float, 2>> whole_file(Runtime& rt, std::vector<Entry<float, 2>
 }
 
 // Dense ids in increasing order of the original ids, written over dimension d of
-// every rating; returns how many distinct ids there are. Through a table over
+// every rating; returns the distinct original ids, increasing. Through a table over
 // [0, largest id] when that is at most twice the ratings (linear time: MovieLens's
 // ids and generated ones are dense), else through the sorted distinct ids.
-std::int64_t renumber(std::vector<Entry<float, 2>>& all, std::size_t d) {
+std::vector<std::int64_t> renumber(std::vector<Entry<float, 2>>& all, std::size_t d) {
   std::int64_t top = -1;
   for (const auto& e : all) top = std::max(top, e.index[d]);
   if (top < 2 * static_cast<std::int64_t>(all.size()) + 1024) {
     std::vector<std::int64_t> dense(static_cast<std::size_t>(top + 1), -1);
     for (const auto& e : all) dense[static_cast<std::size_t>(e.index[d])] = 0;
-    std::int64_t next = 0;
-    for (auto& id : dense)
-      if (id == 0) id = next++;
+    std::vector<std::int64_t> ids;
+    for (std::size_t id = 0; id < dense.size(); ++id)
+      if (dense[id] == 0) {
+        dense[id] = static_cast<std::int64_t>(ids.size());
+        ids.push_back(static_cast<std::int64_t>(id));
+      }
     for (auto& e : all) e.index[d] = dense[static_cast<std::size_t>(e.index[d])];
-    return next;
+    return ids;
   }
   std::vector<std::int64_t> sorted(all.size());
   for (std::size_t k = 0; k < all.size(); ++k) sorted[k] = all[k].index[d];
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   for (auto& e : all) e.index[d] = std::lower_bound(sorted.begin(), sorted.end(), e.index[d]) - sorted.begin();
-  return static_cast<std::int64_t>(sorted.size());
+  return sorted;
 }
 
 // Whether some (user, item) pair appears twice, in linear time: the ratings' items
@@ -174,8 +193,10 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   auto all = whole_file(rt, parse_entries<float, 2>(rt, path, parse::ratings, {}, {}, &report));
   if (all.empty()) throw ParseError(path, report.lines, "", "the file holds no ratings");
   Problem p;
-  p.users = renumber(all, 0);
-  p.items = renumber(all, 1);
+  p.user_ids = renumber(all, 0);
+  p.item_ids = renumber(all, 1);
+  p.users = static_cast<std::int64_t>(p.user_ids.size());
+  p.items = static_cast<std::int64_t>(p.item_ids.size());
   if (has_repeated_pair(all, p.users, p.items)) {
     // Every rank rescans alike and raises the same error, naming the lines.
     const auto r = io::find_repeated_index<float, 2>(path, parse::ratings);

@@ -23,6 +23,9 @@ struct Problem {
   std::vector<Rating> train;  ///< in the order the serial program visits them
   std::vector<Rating> test;   ///< held out: never trained on
   std::string source;         ///< one line: where the ratings came from
+  /// A rating file's distinct user and item ids, increasing: row r of the model is
+  /// user user_ids[r]. Empty when the ids are the rows (generated data).
+  std::vector<std::int64_t> user_ids, item_ids;
 };
 
 /// What --synthetic takes.
@@ -38,6 +41,11 @@ struct SyntheticSpec {
 /// them, chosen by a hash of the pair, is held out.
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 
+/// Fold `f` of `folds` for cross-validation: every rating of `all` (training and
+/// held out) whose pair hashes to fold f is held out, the rest train. The folds
+/// partition the ratings, the same for any order and any number of ranks.
+Problem fold(const Problem& all, int f, int folds, std::uint64_t seed);
+
 /// Reads a rating file with the library's parser strata::parse::ratings (parsers.hpp:
 /// "user item rating [timestamp]" lines as MovieLens ships them, a header line of
 /// column names skipped), in parallel on every rank and thread; every rank ends with
@@ -49,13 +57,5 @@ Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 /// Collective.
 Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed);
 
-/// The objective SGD minimises, per training rating:
-/// (r - <w_u, h_i>)^2 + reg (|w_u|^2 + |h_i|^2), and the plain squared error.
-struct Fit {
-  double objective = 0, squared_error = 0;
-  std::int64_t count = 0;
-  double rmse() const;
-  double loss() const;  ///< objective / count
-};
 
 }  // namespace strata::apps::mf

@@ -20,20 +20,20 @@ SerialMf::SerialMf(const Problem& problem, const Options& options)
       o_(options),
       W_(initial_factors(problem.users, options.rank, user_seed(options.seed))),
       H_(initial_factors(problem.items, options.rank, item_seed(options.seed))),
-      GW_(options.adagrad ? W_.size() : 0, 0.0f),
-      GH_(options.adagrad ? H_.size() : 0, 0.0f) {}
+      GW_(static_cast<std::size_t>(problem.users * options.state_per_row()), options.state_start()),
+      GH_(static_cast<std::size_t>(problem.items * options.state_per_row()), options.state_start()) {}
 
-void SerialMf::pass() { pass(p_.train); }
+double SerialMf::pass() { return pass(p_.train); }
 
-void SerialMf::pass(const std::vector<Rating>& order) {
-  const int K = o_.rank;
+double SerialMf::pass(const std::vector<Rating>& order) {
+  const int K = o_.rank, S = o_.state_per_row();
+  double loss = 0;
   for (const Rating& x : order) {
-    const auto u = static_cast<std::size_t>(x.user * K), i = static_cast<std::size_t>(x.item * K);
-    float* w = &W_[u];
-    float* h = &H_[i];
-    if (o_.adagrad) adagrad_step(w, h, &GW_[u], &GH_[i], K, x.value, o_);
-    else plain_step(w, h, K, x.value, o_);
+    float* w = &W_[static_cast<std::size_t>(x.user * K)];
+    float* h = &H_[static_cast<std::size_t>(x.item * K)];
+    loss += loss_value(o_.loss, x.value, step(w, h, GW_.data() + x.user * S, GH_.data() + x.item * S, K, x.value, o_));
   }
+  return loss;
 }
 
 Fit SerialMf::fit(const std::vector<Rating>& ratings) const {
@@ -42,7 +42,7 @@ Fit SerialMf::fit(const std::vector<Rating>& ratings) const {
   for (const Rating& x : ratings) {
     const float* w = &W_[static_cast<std::size_t>(x.user * K)];
     const float* h = &H_[static_cast<std::size_t>(x.item * K)];
-    measure(w, h, K, x.value, o_.reg, f.objective, f.squared_error);
+    measure(w, h, K, x.value, o_, f);
   }
   f.count = static_cast<std::int64_t>(ratings.size());
   return f;

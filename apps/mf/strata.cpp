@@ -21,8 +21,20 @@ DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vecto
   return a;
 }
 
-DistArray<float, 2> initial_factors(Runtime& rt, std::int64_t rows, int K, std::uint64_t seed, const char* name) {
-  auto f = DistArray<float, 2>::randn(rt, {rows, K}, 0.1, 0.0, Partition::range(0), seed);
+// Options::state_per_row values per row, each Options::state_start (none: an empty array).
+DistArray<float, 2> step_state(Runtime& rt, std::int64_t rows, const Options& o, const char* name) {
+  const int S = o.state_per_row();
+  auto g = DistArray<float, 2>::fill(rt, {S > 0 ? rows : 0, std::max(S, 1)}, o.state_start());
+  g.set_name(name);
+  return g;
+}
+
+DistArray<float, 2> initial_factors(Runtime& rt, std::int64_t rows, const Options& o, std::uint64_t seed,
+                                    const char* name) {
+  const int K = o.rank;
+  auto f = DistArray<float, 2>::generate(rt, {rows, K}, [&](const Index<2>& i) {
+    return initial_factor(seed, i[0], K, static_cast<int>(i[1]));
+  });
   f.set_name(name);
   return f;
 }
@@ -36,12 +48,11 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, 
       data_parallel_(plan == analysis::Strategy::data_parallel),
       R_(rating_array(rt, problem, problem.train, "R")),
       T_(rating_array(rt, problem, problem.test, "R_test")),
-      W_(initial_factors(rt, problem.users, options.rank, user_seed(options.seed), "W")),
-      H_(initial_factors(rt, problem.items, options.rank, item_seed(options.seed), "H")),
-      GW_(DistArray<float, 2>::zeros(rt, {options.adagrad ? problem.users : 0, options.rank})),
-      GH_(DistArray<float, 2>::zeros(rt, {options.adagrad ? problem.items : 0, options.rank})) {
-  GW_.set_name("GW");
-  GH_.set_name("GH");
+      W_(initial_factors(rt, problem.users, options, user_seed(options.seed), "W")),
+      H_(initial_factors(rt, problem.items, options, item_seed(options.seed), "H")),
+      GW_(step_state(rt, problem.users, options, "GW")),
+      GH_(step_state(rt, problem.items, options, "GH")),
+      pass_loss_(rt) {
   // --order shuffled: each block's ratings in a seeded random order, closer to the
   // serial program's shuffled data; key order keeps rows in cache (faster).
   if (o_.shuffled) loop_.shuffle_seed = mix64(o_.seed ^ 0x6f72646572ULL);
@@ -51,40 +62,45 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, 
   else {
     const auto bsp = strata::bsp().every(o_.clock_every);
     hbuf_ = std::make_unique<Buffer<float, 2>>(H_, apply::sum(), bsp);
-    if (o_.adagrad) ghbuf_ = std::make_unique<Buffer<float, 2>>(GH_, apply::sum(), bsp);
+    if (o_.state_per_row() > 0) ghbuf_ = std::make_unique<Buffer<float, 2>>(GH_, apply::sum(), bsp);
   }
 }
 
-void StrataMf::pass() {
-  if (data_parallel_) return pass_data_parallel();
-  const int K = o_.rank;
-  report_ = run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
-    float* w = W_.row(ui[0]).data();
-    float* h = H_.row(ui[1]).data();
-    if (o_.adagrad) adagrad_step(w, h, GW_.row(ui[0]).data(), GH_.row(ui[1]).data(), K, r, o_);
-    else plain_step(w, h, K, r, o_);
-  }, loop_);
+double StrataMf::pass() {
+  if (data_parallel_) pass_data_parallel();
+  else {
+    const int K = o_.rank;
+    const bool state = o_.state_per_row() > 0;
+    report_ = run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
+      float* w = W_.row(ui[0]).data();
+      float* h = H_.row(ui[1]).data();
+      const float z = state ? step(w, h, GW_.row(ui[0]).data(), GH_.row(ui[1]).data(), K, r, o_)
+                            : step(w, h, nullptr, nullptr, K, r, o_);
+      pass_loss_ += loss_value(o_.loss, r, z);
+    }, loop_);
+  }
+  return pass_loss_.take();
 }
 
-// The parameter-server variant: an item's factors (and AdaGrad sums) are read from
+// The parameter-server variant: an item's factors (and step state) are read from
 // the rank's cache, updated on a copy, and the change goes through a sum Buffer;
 // user factors are written directly (the plan partitions users). Up to the clock
 // boundary, other workers' changes to an item are invisible: the gap this opens
 // against serial SGD is what dependence-aware plans avoid.
 void StrataMf::pass_data_parallel() {
-  const int K = o_.rank;
+  const int K = o_.rank, S = o_.state_per_row();
   report_ = run_or_explain(explaining_, R_, [&](const Index<2>& ui, float r) {
     float h[kMaxRank], gh[kMaxRank];
     const auto hr = H_.read_row(ui[1]);
     std::copy(hr.begin(), hr.end(), h);
     float* w = W_.row(ui[0]).data();
-    if (o_.adagrad) {
+    if (S > 0) {
       const auto ghr = GH_.read_row(ui[1]);
       std::copy(ghr.begin(), ghr.end(), gh);
-      adagrad_step(w, h, GW_.row(ui[0]).data(), gh, K, r, o_);
-      for (int k = 0; k < K; ++k) ghbuf_->add({ui[1], k}, gh[k] - ghr[static_cast<std::size_t>(k)]);
+      pass_loss_ += loss_value(o_.loss, r, step(w, h, GW_.row(ui[0]).data(), gh, K, r, o_));
+      for (int k = 0; k < S; ++k) ghbuf_->add({ui[1], k}, gh[k] - ghr[static_cast<std::size_t>(k)]);
     } else {
-      plain_step(w, h, K, r, o_);
+      pass_loss_ += loss_value(o_.loss, r, step(w, h, nullptr, nullptr, K, r, o_));
     }
     for (int k = 0; k < K; ++k) hbuf_->add({ui[1], k}, h[k] - hr[static_cast<std::size_t>(k)]);
   }, loop_);
@@ -92,16 +108,22 @@ void StrataMf::pass_data_parallel() {
 
 Fit StrataMf::fit(DistArray<float, 2>& ratings) {
   const int K = o_.rank;
-  Accumulator<double> objective(rt_), squared(rt_);
+  Accumulator<double> objective(rt_), squared(rt_), absolute(rt_), logloss(rt_), correct(rt_);
   run_or_explain(explaining_, ratings, [&](const Index<2>& ui, float r) {
-    double o = 0, s = 0;
-    measure(W_.read_row(ui[0]).data(), H_.read_row(ui[1]).data(), K, r, o_.reg, o, s);
-    objective += o;
-    squared += s;
+    Fit one;
+    measure(W_.read_row(ui[0]).data(), H_.read_row(ui[1]).data(), K, r, o_, one);
+    objective += one.objective;
+    squared += one.squared;
+    absolute += one.absolute;
+    logloss += one.logloss;
+    correct += static_cast<double>(one.correct);
   }, LoopOptions{});
   Fit f;
   f.objective = objective.take();
-  f.squared_error = squared.take();
+  f.squared = squared.take();
+  f.absolute = absolute.take();
+  f.logloss = logloss.take();
+  f.correct = static_cast<std::int64_t>(correct.take());
   f.count = ratings.nnz();
   return f;
 }

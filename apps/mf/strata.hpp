@@ -20,8 +20,9 @@ class StrataMf {
   /// options.clock_every iterations); any other strategy is forced on the loop.
   StrataMf(Runtime& rt, const Problem& problem, const Options& options,
            std::optional<analysis::Strategy> plan = std::nullopt);
-  /// One SGD pass over the training ratings (collective).
-  void pass();
+  /// One SGD pass over the training ratings (collective). Returns the sum of their
+  /// losses, each taken just before its step.
+  double pass();
   Fit fit_train() { return fit(R_); }
   Fit fit_test() { return fit(T_); }
   /// Plans every loop without running it and prints the plans (rank 0).
@@ -45,6 +46,7 @@ class StrataMf {
   DistArray<float, 2> R_, T_, W_, H_, GW_, GH_;
   std::unique_ptr<Buffer<float, 2>> hbuf_, ghbuf_;  // data-parallel variant only
   LoopReport report_;
+  Accumulator<double> pass_loss_;
 };
 
 }  // namespace strata::apps::mf

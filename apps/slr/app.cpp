@@ -91,6 +91,6 @@ void explain(Runtime& rt, const RunConfig& c) {
 
 }  // namespace
 
-App slr_app() { return {slr_info(), train, explain}; }
+App slr_app() { return {slr_info(), train, explain, {}}; }  // no predict yet
 
 }  // namespace strata::apps

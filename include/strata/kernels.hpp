@@ -27,6 +27,15 @@ void axpy(float alpha, const float* x, float* y, std::size_t n);
 /// Returns the error e before the step.
 float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg);
 
+/// <w, h>, with |w|^2 in *ww and |h|^2 in *hh, each summed in dot's order, in one
+/// sweep over both rows (an adaptive step's gradient norms follow from the three).
+float dot_and_norms(const float* w, const float* h, std::size_t n, float* ww, float* hh);
+
+/// Both rows of a factorisation step at once, each moved by its own coefficients:
+///   w <- aw w + bw h;  h <- ah h + bh w_old.
+/// sgd_mf_step's update is the case aw = ah = 1 - lr*reg, bw = bh = lr*e (same bits).
+void pair_update(float* w, float* h, std::size_t n, float aw, float bw, float ah, float bh);
+
 inline float dot(std::span<const float> a, std::span<const float> b) { return dot(a.data(), b.data(), a.size()); }
 inline float sgd_mf_step(std::span<float> w, std::span<float> h, float r, float lr, float reg) {
   return sgd_mf_step(w.data(), h.data(), w.size(), r, lr, reg);
@@ -42,6 +51,8 @@ struct KernelSet {
   float (*dot)(const float*, const float*, std::size_t);
   void (*axpy)(float, const float*, float*, std::size_t);
   float (*sgd_mf_step)(float*, float*, std::size_t, float, float, float);
+  float (*dot_and_norms)(const float*, const float*, std::size_t, float*, float*);
+  void (*pair_update)(float*, float*, std::size_t, float, float, float, float);
 };
 /// The set for "baseline", "avx2" or "avx512"; nullptr if unknown or this CPU lacks it.
 const KernelSet* kernel_set(const char* isa);

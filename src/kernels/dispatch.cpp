@@ -15,6 +15,8 @@ namespace strata::kernels {
   float dot(const float* a, const float* b, std::size_t n);                              \
   void axpy(float alpha, const float* x, float* y, std::size_t n);                       \
   float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg);     \
+  float dot_and_norms(const float* w, const float* h, std::size_t n, float* ww, float* hh); \
+  void pair_update(float* w, float* h, std::size_t n, float aw, float bw, float ah, float bh); \
   }
 STRATA_DECLARE_KERNELS(baseline)
 STRATA_DECLARE_KERNELS(avx2)
@@ -25,9 +27,12 @@ namespace {
 
 using Table = detail::KernelSet;
 
-constexpr Table kBaseline{"baseline", baseline::dot, baseline::axpy, baseline::sgd_mf_step};
-constexpr Table kAvx2{"avx2", avx2::dot, avx2::axpy, avx2::sgd_mf_step};
-constexpr Table kAvx512{"avx512", avx512::dot, avx512::axpy, avx512::sgd_mf_step};
+constexpr Table kBaseline{"baseline", baseline::dot, baseline::axpy, baseline::sgd_mf_step, baseline::dot_and_norms,
+                      baseline::pair_update};
+constexpr Table kAvx2{"avx2", avx2::dot, avx2::axpy, avx2::sgd_mf_step, avx2::dot_and_norms,
+                      avx2::pair_update};
+constexpr Table kAvx512{"avx512", avx512::dot, avx512::axpy, avx512::sgd_mf_step, avx512::dot_and_norms,
+                      avx512::pair_update};
 
 // The kernels named `isa` if the CPU (and OS) support them, widest first.
 const Table* supported(const std::string& isa) {
@@ -63,6 +68,12 @@ float dot(const float* a, const float* b, std::size_t n) { return table().dot(a,
 void axpy(float alpha, const float* x, float* y, std::size_t n) { table().axpy(alpha, x, y, n); }
 float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg) {
   return table().sgd_mf_step(w, h, n, r, lr, reg);
+}
+float dot_and_norms(const float* w, const float* h, std::size_t n, float* ww, float* hh) {
+  return table().dot_and_norms(w, h, n, ww, hh);
+}
+void pair_update(float* w, float* h, std::size_t n, float aw, float bw, float ah, float bh) {
+  table().pair_update(w, h, n, aw, bw, ah, bh);
 }
 const char* instruction_set() { return table().name; }
 

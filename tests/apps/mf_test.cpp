@@ -3,6 +3,7 @@
 // checked in mf_load_test.cpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "mf/serial.hpp"
@@ -30,12 +31,8 @@ void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>&
   EXPECT_EQ(differ, 0u) << what << ": " << differ << " of " << a.size() << " values differ";
 }
 
-void expect_equals_serial_replay(bool adagrad) {
+void expect_equals_serial_replay(const Options& o) {
   const Problem p = small_problem();
-  Options o;
-  o.rank = 8;
-  o.lr = adagrad ? 0.05f : 0.01f;
-  o.adagrad = adagrad;
   StrataMf parallel(rt(), p, o);
   SerialMf serial(p, o);
   for (int pass = 0; pass < 3; ++pass) {
@@ -53,18 +50,81 @@ void expect_equals_serial_replay(bool adagrad) {
   EXPECT_NEAR(parallel.fit_train().loss(), serial.fit(p.train).loss(), 1e-9 * serial.fit(p.train).loss());
 }
 
-TEST(MfApp, PlainStepEqualsSerialReplayBitForBit) { expect_equals_serial_replay(false); }
-TEST(MfApp, AdaGradStepEqualsSerialReplayBitForBit) { expect_equals_serial_replay(true); }
+Options with(Step step, float lr) {
+  Options o;
+  o.rank = 8;
+  o.step = step;
+  o.lr = lr;
+  return o;
+}
+
+TEST(MfApp, RowStepEqualsSerialReplayBitForBit) { expect_equals_serial_replay(with(Step::rows, 0.1f)); }
+TEST(MfApp, PlainStepEqualsSerialReplayBitForBit) { expect_equals_serial_replay(with(Step::plain, 0.01f)); }
+TEST(MfApp, AdaGradStepEqualsSerialReplayBitForBit) { expect_equals_serial_replay(with(Step::adagrad, 0.05f)); }
+
+// LIBMF's other options go through the same step: separate user and item weights,
+// L1, non-negative factors, and the other losses.
+TEST(MfApp, OtherLossesAndWeightsEqualSerialReplayBitForBit) {
+  Options o = with(Step::rows, 0.1f);
+  o.l2_user = 0.02f;
+  o.l2_item = 0.08f;
+  o.l1_user = 0.01f;
+  o.l1_item = 0.002f;
+  expect_equals_serial_replay(o);
+  o.nmf = true;
+  o.loss = Loss::absolute;
+  expect_equals_serial_replay(o);
+  o.nmf = false;
+  o.loss = Loss::logistic;
+  expect_equals_serial_replay(o);
+  o.loss = Loss::hinge;
+  o.step = Step::plain;
+  expect_equals_serial_replay(o);
+}
 
 TEST(MfApp, TrainingLowersTheHeldOutError) {
   const Problem p = small_problem();
-  Options o;
-  o.rank = 8;
-  o.lr = 0.02f;
+  for (const Step step : {Step::rows, Step::plain}) {
+    Options o = with(step, step == Step::rows ? 0.1f : 0.02f);
+    StrataMf m(rt(), p, o);
+    const double before = m.fit_test().rmse();
+    for (int pass = 0; pass < 15; ++pass) m.pass();
+    EXPECT_LT(m.fit_test().rmse(), 0.5 * before);
+  }
+}
+
+// NMF keeps every factor at or above 0; L1 sets some exactly to 0.
+TEST(MfApp, NonNegativeAndL1KeepTheirPromises) {
+  const Problem p = small_problem();
+  Options o = with(Step::rows, 0.1f);
+  o.nmf = true;
+  o.l1_user = o.l1_item = 0.5f;
   StrataMf m(rt(), p, o);
-  const double before = m.fit_test().rmse();
-  for (int pass = 0; pass < 15; ++pass) m.pass();
-  EXPECT_LT(m.fit_test().rmse(), 0.5 * before);
+  for (int pass = 0; pass < 3; ++pass) m.pass();
+  std::size_t zeros = 0, negative = 0;
+  for (const auto* f : {&m.W(), &m.H()})
+    for (const float v : const_cast<DistArray<float, 2>*>(f)->gather()) {
+      zeros += v == 0.0f;
+      negative += v < 0.0f;
+    }
+  EXPECT_EQ(negative, 0u);
+  if (rt().rank() == 0) {
+    EXPECT_GT(zeros, 0u);  // gather() fills rank 0
+  }
+}
+
+// The binary losses learn the sign of (rating - 3): accuracy well above chance.
+TEST(MfApp, LogisticLossLearnsBinaryRatings) {
+  Problem p = small_problem();
+  for (auto* set : {&p.train, &p.test})
+    for (Rating& r : *set) r.value = r.value > 3.5f ? 1.0f : -1.0f;
+  Options o = with(Step::rows, 0.1f);
+  o.loss = Loss::logistic;
+  StrataMf m(rt(), p, o);
+  for (int pass = 0; pass < 20; ++pass) m.pass();
+  const Fit f = m.fit_test();
+  EXPECT_GT(f.mean(static_cast<double>(f.correct)), 0.6);
+  EXPECT_LT(f.mean(f.logloss), std::log(2.0));
 }
 
 // The dependence-aware plan visits the ratings in another serializable order than
@@ -78,32 +138,35 @@ TEST(MfApp, DependenceAwarePlanTracksTheSerialLossPerPass) {
   s.items = 1500;
   s.ratings = 330000;
   const Problem p = generate(s, 0.1, 7);
-  Options o;
-  o.rank = 8;
-  o.lr = 0.01f;
-  StrataMf parallel(rt(), p, o);
-  SerialMf serial(p, o);
-  for (int pass = 1; pass <= 8; ++pass) {
-    parallel.pass();
-    serial.pass();
-    const double ours = parallel.fit_train().loss(), theirs = serial.fit(p.train).loss();
-    if (pass >= 3) {
-      EXPECT_NEAR(ours / theirs, 1.0, 0.015) << "pass " << pass << ": " << ours << " vs " << theirs;
+  for (const Step step : {Step::rows, Step::plain}) {
+    const Options o = with(step, step == Step::rows ? 0.1f : 0.01f);
+    StrataMf parallel(rt(), p, o);
+    SerialMf serial(p, o);
+    for (int pass = 1; pass <= 8; ++pass) {
+      parallel.pass();
+      serial.pass();
+      const double ours = parallel.fit_train().loss(), theirs = serial.fit(p.train).loss();
+      if (pass >= 3) {
+        EXPECT_NEAR(ours / theirs, 1.0, 0.015) << "step " << static_cast<int>(step) << ", pass " << pass << ": "
+                                               << ours << " vs " << theirs;
+      }
     }
   }
 }
 
 TEST(MfApp, DataParallelVariantWritesItemsThroughABuffer) {
   const Problem p = small_problem();
-  Options o;
-  o.rank = 8;
-  o.lr = 0.01f;
-  o.clock_every = 200;
-  StrataMf m(rt(), p, o, analysis::Strategy::data_parallel);
-  const double before = m.fit_train().loss();
-  for (int pass = 0; pass < 3; ++pass) m.pass();
-  EXPECT_EQ(m.report().strategy, analysis::Strategy::data_parallel);
-  EXPECT_LT(m.fit_train().loss(), before);
+  // Up to a clock, every worker steps on its stale copy of an item (and of its row
+  // step's G): the row step's default lr diverges on 8 workers, a tenth of it does not.
+  for (const auto& [step, lr] : {std::pair{Step::plain, 0.01f}, {Step::rows, 0.01f}}) {
+    Options o = with(step, lr);
+    o.clock_every = 200;
+    StrataMf m(rt(), p, o, analysis::Strategy::data_parallel);
+    const double before = m.fit_train().loss();
+    for (int pass = 0; pass < 3; ++pass) m.pass();
+    EXPECT_EQ(m.report().strategy, analysis::Strategy::data_parallel);
+    EXPECT_LT(m.fit_train().loss(), before);
+  }
 }
 
 TEST(MfApp, GeneratorIsDeterministicAndHoldsOutByPair) {

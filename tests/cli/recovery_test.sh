@@ -190,9 +190,9 @@ expect_refusal cut "manifest.txt" "${small[@]}" --resume cut
 expect_refusal shapes "written with --rank 8; this run has --rank 16" "${small[@]}" --rank 16 --resume good
 expect_refusal other_app "written with app mf; this run has app slr" \
   train slr --synthetic "samples=500,features=200,nnz=5" --epochs 2 --resume good
-expect_refusal other_lr "written with --lr 0.005; this run has --lr 0.02" "${small[@]}" --lr 0.02 --resume good
+expect_refusal other_lr "written with --lr 0.1; this run has --lr 0.02" "${small[@]}" --lr 0.02 --resume good
 expect_refusal other_seed "written with --seed 5; this run has --seed 6" "${small[@]}" --seed 6 --resume good
-expect_refusal other_step "written with --step plain; this run has --step adagrad" "${small[@]}" --step adagrad \
+expect_refusal other_step "written with --step rows; this run has --step adagrad" "${small[@]}" --step adagrad \
   --resume good
 expect_refusal other_spec "written with --synthetic users=300,items=80,ratings=5000.*; this run has --synthetic" \
   "${small[@]}" --synthetic "users=300,items=80,ratings=5001,rank=3" --resume good

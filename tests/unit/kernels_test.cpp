@@ -105,4 +105,41 @@ TEST(Kernels, SgdStepReducesTheError) {
   EXPECT_LT(std::abs(last), 0.01f * std::abs(first));
 }
 
+// The three sums each in dot's order; the pair update lane by lane, and with
+// sgd_mf_step's coefficients it is sgd_mf_step's update to the bit.
+TEST(Kernels, DotAndNormsMatchTheReferenceBitForBit) {
+  for (const KernelSet* set : available())
+    for (std::size_t n : kLengths) {
+      const auto w = random_vector(n, 3 + n), h = random_vector(n, 300 + n);
+      float ww = -1, hh = -1;
+      EXPECT_EQ(set->dot_and_norms(w.data(), h.data(), n, &ww, &hh), reference_dot(w.data(), h.data(), n))
+          << set->name << " n=" << n;
+      EXPECT_EQ(ww, reference_dot(w.data(), w.data(), n)) << set->name << " n=" << n;
+      EXPECT_EQ(hh, reference_dot(h.data(), h.data(), n)) << set->name << " n=" << n;
+    }
+}
+
+TEST(Kernels, PairUpdateMatchesTheReferenceAndTheSgdStep) {
+  const float r = 3.5f, lr = 0.01f, reg = 0.05f;
+  for (const KernelSet* set : available())
+    for (std::size_t n : kLengths) {
+      auto w = random_vector(n, 13 + n), h = random_vector(n, 113 + n);
+      auto we = w, he = h;
+      for (std::size_t k = 0; k < n; ++k) {
+        const float wk = we[k], hk = he[k];
+        we[k] = 0.9f * wk + 0.2f * hk;
+        he[k] = 0.8f * hk - 0.3f * wk;
+      }
+      set->pair_update(w.data(), h.data(), n, 0.9f, 0.2f, 0.8f, -0.3f);
+      EXPECT_EQ(w, we) << set->name << " n=" << n;
+      EXPECT_EQ(h, he) << set->name << " n=" << n;
+      auto ws = random_vector(n, 17 + n), hs = random_vector(n, 117 + n);
+      auto wp = ws, hp = hs;
+      const float e = set->sgd_mf_step(ws.data(), hs.data(), n, r, lr, reg);
+      set->pair_update(wp.data(), hp.data(), n, 1.0f - lr * reg, lr * e, 1.0f - lr * reg, lr * e);
+      EXPECT_EQ(ws, wp) << set->name << " n=" << n;
+      EXPECT_EQ(hs, hp) << set->name << " n=" << n;
+    }
+}
+
 }  // namespace

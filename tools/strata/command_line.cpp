@@ -38,6 +38,8 @@ class Args {
     if (done()) throw OptionError(fmt::format("option {} needs a value", key));
     return a_[i_++];
   }
+  /// Whether a value follows the key ("--key=v", or a next word that is no option).
+  bool value_follows() const { return has_pending_ || (!done() && a_[i_].rfind("--", 0) != 0); }
   void no_value(const std::string& key) {
     if (has_pending_) throw OptionError(fmt::format("option {} takes no value", key));
   }
@@ -108,7 +110,11 @@ void parse_train(CommandLine& cl, const std::vector<std::string>& args) {
         throw OptionError(fmt::format("--checkpoint-write: expected 'background' or 'inline', got '{}'", how));
       cl.runtime_args.push_back("--strata-checkpoint-write=" + how);
     }
-    else if (k.rfind("--", 0) == 0 && t.config.options.has(k.substr(2))) t.config.options.set(k.substr(2), a.value(k));
+    else if (k.rfind("--", 0) == 0 && t.config.options.has(k.substr(2))) {
+      // A yes/no option (default "no") given bare is a switch: "--nmf" is "--nmf yes".
+      const bool bare = t.config.options.text(k.substr(2)) == "no" && !a.value_follows();
+      t.config.options.set(k.substr(2), bare ? "yes" : a.value(k));
+    }
     else
       throw OptionError(fmt::format("strata {} {}: unknown option '{}' (see strata --help)", args[0], t.app->name, k));
   }
@@ -135,6 +141,25 @@ void parse_plot(CommandLine& cl, const std::vector<std::string>& args) {
   if (cl.plot.output.empty()) throw OptionError("strata plot needs -o OUT.svg");
 }
 
+void parse_predict(CommandLine& cl, const std::vector<std::string>& args) {
+  if (args.size() < 2 || args[1].rfind("-", 0) == 0)
+    throw OptionError("strata predict needs an app: strata predict <app> --model DIR --data FILE --out FILE");
+  PredictCommand& p = cl.predict;
+  p.app = &apps::find_app_info(args[1]);
+  Args a(args, 2);
+  while (!a.done()) {
+    const std::string k = a.key();
+    if (k == "--model") p.request.model_dir = a.value(k);
+    else if (k == "--data") p.request.data_path = a.value(k);
+    else if (k == "--out") p.request.out_path = a.value(k);
+    else if (k == "--threads") cl.threads = static_cast<int>(integer(k, a.value(k), 1, kMaxThreadsPerRank));
+    else throw OptionError(fmt::format("strata predict {}: unknown option '{}' (see strata --help)", p.app->name, k));
+  }
+  for (const auto& [given, name] : {std::pair{&p.request.model_dir, "--model DIR"},
+                                    {&p.request.data_path, "--data FILE"}, {&p.request.out_path, "--out FILE"}})
+    if (given->empty()) throw OptionError(fmt::format("strata predict {} needs {}", p.app->name, name));
+}
+
 }  // namespace
 
 CommandLine parse_command_line(const std::vector<std::string>& args) {
@@ -143,11 +168,14 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   if (args[0] == "train" || args[0] == "explain") {
     cl.verb = args[0] == "train" ? CommandLine::Verb::train : CommandLine::Verb::explain;
     parse_train(cl, args);
+  } else if (args[0] == "predict") {
+    cl.verb = CommandLine::Verb::predict;
+    parse_predict(cl, args);
   } else if (args[0] == "plot") {
     cl.verb = CommandLine::Verb::plot;
     parse_plot(cl, args);
   } else {
-    throw OptionError(fmt::format("unknown command '{}' (train, explain, plot; see strata --help)", args[0]));
+    throw OptionError(fmt::format("unknown command '{}' (train, explain, predict, plot; see strata --help)", args[0]));
   }
   return cl;
 }
@@ -161,6 +189,7 @@ std::string usage() {
       "               [--checkpoint-dir DIR [--checkpoint-every N] [--checkpoint-write background|inline]]\n"
       "               [--resume DIR] [--record DIR | --replay DIR]\n"
       "  strata explain <app> (--data PATH | --synthetic SPEC) [app options] [--threads T] [--plan P]\n"
+      "  strata predict <app> --model DIR --data FILE --out FILE   (mf: one prediction a line of FILE)\n"
       "  strata plot A.csv [B.csv ...] -o OUT.svg [--metric NAME]\n"
       "Run under mpirun for several ranks. SPEC is key=value,... (keys per app below).\n"
       "--serial runs the app's plain C++ program instead of Strata (one process).\n"

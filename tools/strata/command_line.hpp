@@ -24,10 +24,17 @@ struct PlotCommand {
   std::string metric = "loss";      ///< --metric
 };
 
+/// `strata predict <app> --model DIR --data FILE --out FILE`.
+struct PredictCommand {
+  const apps::AppInfo* app = nullptr;
+  apps::PredictRequest request;
+};
+
 struct CommandLine {
-  enum class Verb { help, train, explain, plot } verb = Verb::help;
+  enum class Verb { help, train, explain, plot, predict } verb = Verb::help;
   TrainCommand train;
   PlotCommand plot;
+  PredictCommand predict;
   int threads = 0;                       ///< --threads (0: the runtime's default)
   std::vector<std::string> runtime_args;  ///< --strata-* options, passed to the Runtime
 };

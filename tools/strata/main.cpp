@@ -3,6 +3,7 @@
 //   strata train mf --synthetic users=50000,items=5000,ratings=1000000 --epochs 10 --plot mf.svg
 //   mpirun -np 2 strata train mf --data ratings.txt --threads 1 --metrics mf.csv
 //   strata explain lda --synthetic docs=1000
+//   strata predict mf --model model --data pairs.txt --out predictions.txt
 //   strata plot a.csv b.csv -o both.svg
 #include <unistd.h>
 
@@ -140,6 +141,15 @@ int train(Runtime& rt, const TrainCommand& t) {
   return 0;
 }
 
+int predict(Runtime& rt, const PredictCommand& p) {
+  const apps::App& app = apps::find_app(p.app->name);
+  if (!app.predict) throw OptionError(fmt::format("strata predict: app {} has no predict yet (mf has)", app.name));
+  app.predict(rt, p.request, [&](const std::string& line) {
+    if (rt.rank() == 0) std::printf("%s\n", line.c_str());
+  });
+  return 0;
+}
+
 int plot(const PlotCommand& p) {
   std::vector<Series> all;
   for (const auto& path : p.inputs) all.push_back(series_of(read_metrics_csv(path), p.metric, path));
@@ -176,7 +186,7 @@ int run(int argc, char** argv) {
   int rt_argc = static_cast<int>(rt_args.size());
   Runtime rt(rt_argc, rt_argv.data());
   try {
-    return train(rt, cl.train);
+    return cl.verb == CommandLine::Verb::predict ? predict(rt, cl.predict) : train(rt, cl.train);
   } catch (const Error& e) {
     // Errors in the data or options are found by every rank alike: one line.
     const bool shared = dynamic_cast<const OptionError*>(&e) || dynamic_cast<const ParseError*>(&e) ||
