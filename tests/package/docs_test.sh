@@ -26,7 +26,7 @@ case $way in
     expect "^held-out RMSE after 5 passes: [0-9]"
     expect "^model: {'H': (500, 16), 'W': (2000, 16)}$"
     expect "^strata.OptionError: --rank: 0 is outside the allowed range"
-    expect "^checkpoint: \['H', 'W'\] same W: True$"
+    expect "^checkpoint: \['GH', 'GW', 'H', 'W'\] same W: True$"
     expect "^model2: {'W': (2000, 16), 'bias': (2000,)}$"
     expect "^strata.IoError: no-such-model: no such directory$"
     expect "^sum: 660.0 rows here: \[0 1 2\]$"
