@@ -20,7 +20,7 @@ class Packer final : public DeltaSink {
   void take(const DeltaRun& run) override {
     const std::size_t record = ops_.record_size, elem = ops_.element_size;
     for (std::size_t j = 0; j < run.n; ++j) {
-      Bytes& b = out_[static_cast<std::size_t>(g_.owner_of(run.keys[j]))];
+      Bytes& b = out_[static_cast<std::size_t>(memo_.owner_of(g_, run.keys[j]))];
       const std::size_t at = b.size();
       b.resize(at + record);
       std::memcpy(b.data() + at, &run.keys[j], sizeof(std::int64_t));
@@ -32,6 +32,7 @@ class Packer final : public DeltaSink {
   const ElementOps& ops_;
   const Geometry& g_;
   std::vector<Bytes>& out_;
+  RowMemo memo_;
 };
 
 // Locates drained runs at this rank, the owner of every element in them.
@@ -44,7 +45,7 @@ class Locator final : public DeltaSink {
     for (std::size_t at = 0; at < run.n; at += kRun) {
       const std::size_t n = std::min(kRun, run.n - at);
       for (std::size_t j = 0; j < n; ++j) {
-        offsets[j] = g_.local_offset_of(run.keys[at + j]);
+        offsets[j] = memo_.local_offset_of(g_, run.keys[at + j]);
         STRATA_CHECK(offsets[j] >= 0, "a buffered delta reached a rank that does not own its element");
       }
       f_(OwnedRun{run.keys + at, offsets, run.deltas + at * ops_.element_size, ops_.element_size, n});
@@ -55,6 +56,7 @@ class Locator final : public DeltaSink {
   const ElementOps& ops_;
   const Geometry& g_;
   const std::function<void(const OwnedRun&)>& f_;
+  RowMemo memo_;
 };
 
 }  // namespace
@@ -72,12 +74,13 @@ void for_record_runs(const ElementOps& ops, const Geometry& g, std::span<const s
                      const std::function<void(const OwnedRun&)>& f) {
   const std::size_t record = ops.record_size, n_all = records.size() / record;
   std::int64_t keys[kRun], offsets[kRun];
+  RowMemo memo;
   for (std::size_t at = 0; at < n_all; at += kRun) {
     const std::size_t n = std::min(kRun, n_all - at);
     const std::byte* base = records.data() + at * record;
     for (std::size_t j = 0; j < n; ++j) {
       std::memcpy(&keys[j], base + j * record, sizeof(std::int64_t));
-      offsets[j] = g.local_offset_of(keys[j]);
+      offsets[j] = memo.local_offset_of(g, keys[j]);
       STRATA_CHECK(offsets[j] >= 0, "a buffered delta reached a rank that does not own its element");
     }
     f(OwnedRun{keys, offsets, base + sizeof(std::int64_t), record, n});

@@ -87,6 +87,13 @@ void Table::prepare_tick(std::int64_t clock, int parts) {
 }
 
 void Table::tick_part(std::int64_t clock, int part, int parts) {
+  // Parts take ranges of elements. Rows of a matrix may straddle two parts, which
+  // only a direct cache tolerates (it tracks no changed units to copy); otherwise
+  // part 0 takes the whole clock.
+  if (geo_.dims > 1 && !direct_) {
+    if (part == 0) apply_own(clock, 0, 1, changed_parts_[0]);
+    return;
+  }
   apply_own(clock, part, parts, changed_parts_[static_cast<std::size_t>(part)]);
 }
 
@@ -95,7 +102,8 @@ void Table::tick_part(std::int64_t clock, int part, int parts) {
 // threads are stopped) and copies the changed units into the cache: the same
 // arithmetic as the owner's path, without messages or waiting for the Postman.
 // Part `part` of `parts` takes its own elements (tick_part; parts > 1 only for 1-D
-// arrays, where elements and units coincide, so no two parts share a unit). When the
+// arrays, where elements and units coincide, so no two parts share a unit, and for a
+// direct cache, which tracks no units). When the
 // cache is the rank's own values (direct_), the apply is all there is.
 void Table::apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed) {
   if (direct_) {  // the cache is the values: nothing to copy, no changes to track

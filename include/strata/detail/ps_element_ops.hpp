@@ -93,9 +93,13 @@ class ElementOps {
   /// Whether they are integers (sums in another order are then exact).
   const bool integral;
 
-  // Set by a relaxed table, read by every add: Hybrid folds each delta into the
-  // rank's cache (`cache`) as it is written, during a run.
+  // Set by a relaxed table, read by every add: Hybrid (and read-my-writes) folds each
+  // delta into the rank's cache (`cache`) as it is written, during a run. On one rank
+  // whose cache is the array's own values (`fold_only`), the fold is the whole add:
+  // the delta is applied in place at once and kept nowhere else (apply::sum() makes
+  // that what the clock would do), so the run touches the memory a serial loop does.
   bool folding = false;
+  bool fold_only = false;
   const detail::CacheView* cache = nullptr;
 
   // ---- the pending delta sets: one per thread, or per recorded worker in a replay ----
