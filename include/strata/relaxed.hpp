@@ -34,8 +34,9 @@
 //   deltas, so Hybrid needs apply::sum().
 // - Read-my-writes (.read_my_writes(), Bösen's): like Hybrid's folding, a worker's adds
 //   reach the rank's cache at once, so a coarse clock does not take a thousand steps
-//   from one stale value; with any staleness on one rank, staleness 0 across ranks.
-//   The rank's other threads read them too (one cache per rank). Needs apply::sum().
+//   from one stale value. Any staleness: when the cache takes an older clock of the
+//   owners' values, the rank folds its own later deltas back in. The rank's other
+//   threads read them too (one cache per rank). Needs apply::sum().
 // - Managed communication (optional): between clocks, the rank's communication
 //   thread sends pending deltas to their owners early, most important first, within
 //   a bandwidth budget (bytes per second, a leaky bucket). Owners fold early deltas

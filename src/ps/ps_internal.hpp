@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -105,6 +106,12 @@ struct OwnedRun {
 /// `prefix` and then the (key, delta) records of the elements that rank owns.
 std::vector<Bytes> pack_for_owners(ElementOps& ops, const Geometry& g, int ranks, std::span<const std::byte> prefix,
                                    std::size_t from = 0, std::size_t count = 0);
+/// pack_for_owners as row runs (a relaxed table whose units are rows: row_len > 1),
+/// draining every set; read back with for_row_runs.
+std::vector<Bytes> pack_rows_for_owners(ElementOps& ops, const Geometry& g, int ranks,
+                                        std::span<const std::byte> prefix);
+void for_row_runs(const ElementOps& ops, const Geometry& g, std::span<const std::byte> runs,
+                  const std::function<void(const OwnedRun&)>& f);
 /// f(run) for the records of `records` in runs, each located on this rank.
 void for_record_runs(const ElementOps& ops, const Geometry& g, std::span<const std::byte> records,
                      const std::function<void(const OwnedRun&)>& f);
@@ -249,6 +256,7 @@ class Table final : public detail::RelaxedBase {
 
   // table_clocks.cpp
   void flush_clock(std::int64_t clock);
+  void refold_own(std::int64_t take);
   void apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed);
   void finish_own_clock(std::int64_t clock);
 
@@ -321,6 +329,13 @@ class Table final : public detail::RelaxedBase {
   // The Postman's thread only (begin_run clears it under mu_). Rows are kept as bytes.
   bool keeps_history_ = false;
   OwnerHistory<std::byte> history_;
+  // Read-my-writes under SSP across ranks: the cache takes an older clock of the
+  // owners' values than the rank has written, so the rank keeps what it sent of each
+  // clock the cache does not hold yet, and folds it back into the units an update
+  // overwrote (`refreshed_`). Loop threads only (tick).
+  bool refolds_ = false;
+  std::deque<std::pair<std::int64_t, std::vector<Bytes>>> own_sent_;
+  std::vector<std::uint8_t> refreshed_;
 
   // Shared with the Postman's thread, under mu_.
   std::mutex mu_;

@@ -20,12 +20,13 @@ Table::Table(detail::ArrayBase& target, Runtime& rt, ElementOps& ops, BufferEngi
       geo_(Geometry::of(target, ops)),
       log_(ops.element_size) {
   detail::check_consistency(consistency, label(), ops.arithmetic);
-  // A rank's cache takes the owners' values of an older clock under SSP, which lack
-  // the rank's own adds of the clocks since: read-my-writes would lose sight of them.
-  if (consistency.own_writes && consistency.staleness > 0 && rt.size() > 1)
-    throw OptionError(fmt::format("relaxed array {}: read-my-writes across ranks needs staleness 0, not {} (one "
-                                  "rank may have any)",
-                                  label(), consistency.staleness));
+  // Under SSP the cache takes the owners' values of an older clock, which lack the
+  // rank's own adds of the clocks since: it folds them back in (refold_own). Early
+  // deltas of managed communication may already be in those values, so not both.
+  if (consistency.own_writes && consistency.staleness > 0 && consistency.is_managed())
+    throw OptionError(fmt::format("relaxed array {}: read-my-writes under SSP cannot go with managed communication",
+                                  label()));
+  refolds_ = consistency.own_writes && consistency.staleness > 0 && rt.size() > 1;
   if (ops.arithmetic && consistency.is_managed()) {
     outbox_ = std::make_unique<ManagedOutbox>(ops.open_outbox(), rt.threads(), geo_.volume(), consistency,
                                               sizeof(Header), ops.record_size, rt.next_seed());
@@ -106,6 +107,8 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
     for (auto& w : waiters_) w.ready = false;
     history_.clear();
   }
+  own_sent_.clear();
+  refreshed_.assign(refolds_ ? static_cast<std::size_t>(units_) : 0, 0);
   ops_.prepare_apply();
   round_ = engine_.reserve_rounds(clocks_);
   split_clock_ = -1;

@@ -147,6 +147,8 @@ void Table::store_update(int o, const Bytes& pairs) {
     std::int32_t pos;
     std::memcpy(&pos, pairs.data() + at, sizeof pos);
     std::memcpy(block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * row, pairs.data() + at + sizeof pos, row);
+    if (refolds_) refreshed_[static_cast<std::size_t>(reads_from_[static_cast<std::size_t>(o)][
+                      static_cast<std::size_t>(pos)])] = 1;
   }
 }
 

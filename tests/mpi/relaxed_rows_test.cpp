@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "strata/buffer.hpp"
@@ -231,13 +233,54 @@ TEST(RelaxedRows, ReadMyWritesKeepsACoarseClockFromDiverging) {
   EXPECT_LT(with, 1e-3) << "with read-my-writes: " << with;
 }
 
-TEST(RelaxedRows, ReadMyWritesNeedsASumBufferAndStalenessZeroAcrossRanks) {
+TEST(RelaxedRows, ReadMyWritesNeedsASumBufferAndPrefetch) {
   auto w = DistArray<double, 1>::zeros(rt(), {8});
   EXPECT_THROW(Buffer(w, apply::adagrad(0.1), bsp().read_my_writes()), OptionError);
   EXPECT_THROW(Buffer(w, apply::sum(), ssp(1).read_my_writes().without_prefetch()), OptionError);
-  if (rt().size() > 1) EXPECT_THROW(Buffer(w, apply::sum(), ssp(1).read_my_writes()), OptionError);
-  else EXPECT_NO_THROW(Buffer(w, apply::sum(), ssp(1).read_my_writes()));
+  Consistency managed = ssp(1).read_my_writes();
+  managed.managed(1e6);
+  EXPECT_THROW(Buffer(w, apply::sum(), Consistency(managed)), OptionError);
+  EXPECT_NO_THROW(Buffer(w, apply::sum(), ssp(1).read_my_writes()));
 }
+
+// Read-my-writes under SSP: each worker adds 1 to its own row per iteration and
+// reads it back. It must see every one of its adds at once, also after a clock whose
+// cache takes an older clock of the owners' values (the rank folds its own later
+// deltas back in); rows of other ranks lag by at most s clocks and never lead.
+// Random sleeps, longer on odd ranks, make the ranks drift apart.
+void check_own_writes_under_ssp(int s, bool matrix) {
+  const int W = rt().size() * rt().threads();
+  const std::int64_t K = 48, N = 4;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * K}, [](const Index<1>& i) { return i[0]; });
+  auto m = DistArray<float, 2>::zeros(rt(), {W, matrix ? 3 : 1});
+  Buffer buf(m, apply::sum(), ssp(s).every(N).read_my_writes());
+  std::atomic<std::int64_t> wrong{0};
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto before = static_cast<float>(pass * K);
+    parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+      const std::int64_t v = i[0] / K, j = i[0] % K, t = current_clock();
+      const auto h = mix64(static_cast<std::uint64_t>(i[0] * 7 + pass));
+      if (h % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds((h >> 8) % (rt().rank() % 2 ? 300 : 40)));
+      const auto r = m.reader();
+      const float own = r.read_row(v)[0] - before;
+      if (!detail::t_recording && own != static_cast<float>(j)) ++wrong;
+      for (std::int64_t u = 0; u < W; ++u) {
+        const float seen = r.read_row(u)[0] - before;
+        if (!detail::t_recording && u / rt().threads() != rt().rank() &&
+            (seen < static_cast<float>(std::max<std::int64_t>(0, (t - s) * N)) ||
+             seen > static_cast<float>(std::min(t * N, K))))
+          ++wrong;
+      }
+      const std::vector<float> ones(matrix ? 3 : 1, 1.0f);
+      buf.writer().add_row(v, ones);
+    });
+    EXPECT_EQ(wrong.load(), 0) << "pass " << pass;
+    for (const float x : m.gather()) EXPECT_EQ(x, static_cast<float>((pass + 1) * K));
+  }
+}
+
+TEST(RelaxedRows, ReadMyWritesUnderSsp2SeesEveryOwnAdd) { check_own_writes_under_ssp(2, true); }
+TEST(RelaxedRows, ReadMyWritesUnderSsp1SeesEveryOwnAdd) { check_own_writes_under_ssp(1, false); }
 
 }  // namespace
 }  // namespace strata

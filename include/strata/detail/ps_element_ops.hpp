@@ -124,6 +124,9 @@ class ElementOps {
   virtual detail::CheckpointSnapshot state_snapshot(Bytes storage) = 0;
   /// Collective: reads and verifies saved owner state; the step puts it in place.
   virtual std::function<void()> stage_state(const std::filesystem::path& dir) = 0;
+  /// Adds the delta at `delta` into the element at `to` (read-my-writes: the rank's
+  /// own deltas folded back into its cache; both may be unaligned).
+  virtual void add_bytes(std::byte* to, const std::byte* delta) const = 0;
   /// Arithmetic elements: `n` values at `values` (stride apart) as doubles.
   virtual void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const = 0;
 

@@ -135,6 +135,13 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
       return static_cast<detail::ArrayBase&>(*state_).stage_load(dir);
     }
   }
+  void add_bytes(std::byte* to, const std::byte* delta) const override {
+    T v, d;
+    std::memcpy(&v, to, sizeof v);
+    std::memcpy(&d, delta, sizeof d);
+    add_into(v, d);
+    std::memcpy(to, &v, sizeof v);
+  }
   void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const override {
     if constexpr (std::is_arithmetic_v<T>) {
       for (std::size_t j = 0; j < n; ++j) {
