@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 #include <source_location>
 #include <span>
@@ -35,6 +36,13 @@
 namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+// This process's CPU seconds (all threads): on a shared machine a pass's wall time
+// depends on the cores others leave it; its CPU time says what the work cost.
+double cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 struct Pair {
   std::int64_t a, b;
@@ -150,21 +158,24 @@ int run(strata::Runtime& rt, const Options& o) {
     return l / static_cast<double>(o.samples);
   };
   const auto site = std::source_location::current();
-  std::vector<double> strata_s, strata_loss, twin_s, twin_loss, speedups;
+  std::vector<double> strata_s, strata_loss, twin_s, twin_loss, speedups, strata_cpu, twin_cpu;
   double first_call = 0;
   for (int p = 0; p < o.passes; ++p) {
     rt.comm().barrier();
-    double t = now();
+    double t = now(), c = cpu();
     if (as_struct) strata::parallel_for(space, struct_body, {}, site);
     else strata::parallel_for(space, matrix_body, {}, site);
     const double secs = rt.comm().allreduce(now() - t, strata::ReduceOp::max);
     if (p == 0) first_call = secs;
     else strata_s.push_back(secs);
+    if (p > 0) strata_cpu.push_back(cpu() - c);
     strata_loss.push_back(loss.take() / static_cast<double>(o.samples));
     if (!twin) continue;
     t = now();
+    c = cpu();
     twin_loss.push_back(twin_pass());
     if (p > 0) {
+      twin_cpu.push_back(cpu() - c);
       twin_s.push_back(now() - t);
       speedups.push_back(twin_s.back() / secs);
     }
@@ -181,13 +192,15 @@ int run(strata::Runtime& rt, const Options& o) {
                 o.read_my_writes ? "on" : "off");
     std::printf("first call (reconnaissance, planning, caches, one pass): %.3f s\n", first_call);
     const double med = strata::bench::median(strata_s);
-    std::printf("strata: median pass %.3f s over %zu passes, %.2f M samples/s\n", med, strata_s.size(),
-                med > 0 ? static_cast<double>(o.samples) / med / 1e6 : 0.0);
+    std::printf("strata: median pass %.3f s over %zu passes, %.2f M samples/s; rank 0's CPU time per pass %.3f s\n",
+                med, strata_s.size(), med > 0 ? static_cast<double>(o.samples) / med / 1e6 : 0.0,
+                strata::bench::median(strata_cpu));
     if (!twin_s.empty()) {
       const double twin_med = strata::bench::median(twin_s);
-      std::printf("serial twin: median pass %.3f s, %.2f M samples/s; serial time / strata time %.2f (median of the "
-                  "passes' ratios; each Strata pass is followed by a serial one)\n",
-                  twin_med, static_cast<double>(o.samples) / twin_med / 1e6, strata::bench::median(speedups));
+      std::printf("serial twin: median pass %.3f s, %.2f M samples/s, CPU time %.3f s; serial time / strata time %.2f "
+                  "(median of the passes' ratios; each Strata pass is followed by a serial one)\n",
+                  twin_med, static_cast<double>(o.samples) / twin_med / 1e6, strata::bench::median(twin_cpu),
+                  strata::bench::median(speedups));
     }
     std::printf("rank 0: %lld clocks, cache hit rate %.4f, %.1f MB in %lld messages sent, %.3f s blocked\n",
                 static_cast<long long>(st.clocks), st.cache_hit_rate(), static_cast<double>(st.bytes_sent) / 1e6,

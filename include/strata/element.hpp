@@ -69,9 +69,10 @@ template <class T>
 [[gnu::always_inline]] inline void add_into(T& into, const T& delta) {
   if constexpr (requires { into += delta; }) {
     into += delta;
+  } else if constexpr (summable_v<T>) {
+    for (std::size_t c = 0; c < into.size(); ++c) add_into(into[c], delta[c]);
   } else {
     static_assert(summable_v<T>, "deltas of this element type cannot be summed: give it an operator+=");
-    for (std::size_t c = 0; c < into.size(); ++c) add_into(into[c], delta[c]);
   }
 }
 

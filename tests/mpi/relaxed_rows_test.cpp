@@ -3,6 +3,7 @@
 // on the writer's fast path. ctest runs these with 1, 2 and 4 ranks, 1 and 2 threads.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -92,6 +93,18 @@ TEST(RelaxedRows, RowStructsInAPlainBuffer) {
   const auto got = model.gather();
   for (std::int64_t r = 0; r < kRows; ++r)
     ASSERT_EQ(got[static_cast<std::size_t>(r)].v[49], want[static_cast<std::size_t>(r * kCols + 49)]);
+}
+
+// std::array rows need no operator+=: their deltas are summed component by component.
+TEST(RelaxedRows, StdArrayRowsAreSummedByComponent) {
+  auto space = samples(200);
+  auto model = DistArray<std::array<float, 3>, 1>::fill(rt(), {5}, std::array<float, 3>{});
+  Buffer buf(model, apply::sum(), bsp().every(7));
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    buf.writer().add({i[0] % 5}, std::array<float, 3>{1.0f, 2.0f, static_cast<float>(i[0] % 5)});
+  });
+  for (std::int64_t r = 0; r < 5; ++r)
+    EXPECT_EQ(model.gather()[static_cast<std::size_t>(r)], (std::array<float, 3>{40.0f, 80.0f, 40.0f * r}));
 }
 
 // A matrix's rows through add_row (the Buffer's and a writer's) sum exactly what

@@ -88,7 +88,7 @@ class ElementOps {
   const std::size_t element_size;
   /// One (int64 key, delta) record as messages carry it, padded as the struct is.
   const std::size_t record_size;
-  /// Whether deltas are numbers (managed communication and Hybrid need them).
+  /// Whether deltas are numbers (managed communication ranks them; Hybrid folds them atomically).
   const bool arithmetic;
   /// Whether they are integers (sums in another order are then exact).
   const bool integral;
