@@ -23,6 +23,10 @@
 // Given a Consistency (strata/relaxed.hpp), the Buffer makes its array a relaxed
 // parameter-server table instead: owners, caches of each rank's read set, clocks
 // every N iterations, stale-synchronous reads.
+//
+// Elements may be any trivially copyable type whose deltas sum (`+=`, or a
+// std::array of numbers): a row struct per entity, for instance. A matrix's rows
+// take one call each: add_row(row, deltas) (docs/relaxed_rows.md).
 #pragma once
 
 #include <cstdint>
