@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "strata/element.hpp"
+
 namespace strata::apply {
 
 struct ApplyContext {
@@ -39,7 +41,7 @@ struct Sum {
   struct state_type {};
   template <class T>
   void operator()(T& value, state_type&, const T& delta) const {
-    value += delta;
+    add_into(value, delta);
   }
 };
 

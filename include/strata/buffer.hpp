@@ -23,10 +23,16 @@
 // Given a Consistency (strata/relaxed.hpp), the Buffer makes its array a relaxed
 // parameter-server table instead: owners, caches of each rank's read set, clocks
 // every N iterations, stale-synchronous reads.
+//
+// Elements may be any trivially copyable type whose deltas sum (`+=`, or a
+// std::array of numbers): a row struct per entity, for instance. A matrix's rows
+// take one call each: add_row(row, deltas) (docs/relaxed_rows.md).
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <source_location>
 #include <type_traits>
 #include <utility>
@@ -34,6 +40,7 @@
 #include "strata/apply.hpp"
 #include "strata/buffer_writer.hpp"
 #include "strata/dist_array.hpp"
+#include "strata/element.hpp"
 #include "strata/detail/worker.hpp"
 #include "strata/detail/ps_element_ops.hpp"
 #include "strata/detail/ps_typed_ops.hpp"
@@ -43,6 +50,11 @@ namespace strata {
 
 template <class T, std::size_t N, class Apply = apply::Sum>
 class Buffer final {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "Buffer<T>: elements travel as bytes, so T must be trivially copyable");
+  static_assert(summable_v<T>, "Buffer<T>: deltas of T are summed per element; give T an operator+= "
+                               "(std::array of numbers needs none)");
+
  public:
   using state_type = typename Apply::state_type;
   using value_type = T;
@@ -52,6 +64,12 @@ class Buffer final {
   /// A relaxed array: served by the parameter server with this consistency.
   Buffer(DistArray<T, N>& target, Apply apply, Consistency consistency)
       : Buffer(target, std::move(apply), std::optional<Consistency>(consistency)) {}
+  /// A relaxed array with managed communication, which ranks deltas by magnitude.
+  Buffer(DistArray<T, N>& target, Apply apply, ManagedConsistency consistency)
+      : Buffer(target, std::move(apply), std::optional<Consistency>(consistency)) {
+    static_assert(std::is_arithmetic_v<T>, "Buffer<T> with managed communication: it ranks deltas by magnitude, so "
+                                           "T must be a number (rows of a matrix are; a row struct is not)");
+  }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -72,6 +90,33 @@ class Buffer final {
     ops_.add(linearize(i, target_->shape()), delta);
   }
 
+  /// Adds `delta` to the row `row` of a matrix (the elements along the last dimension
+  /// at leading indices `row`): one call per row, as fast per element as a 1-D add.
+  /// `delta` holds one value per column.
+  void add_row(const Index<N - 1>& row, std::span<const T> delta,
+               std::source_location where = std::source_location::current())
+    requires(N >= 2)
+  {
+    Index<N> i{};
+    std::copy(row.begin(), row.end(), i.begin());
+    if (detail::t_observer && !target_->cache_view()) [[unlikely]] {
+      detail::t_observer->on_access(*target_, where, detail::AccessMode::buffered, i, true, nullptr, 0);
+      if (detail::t_recording) return;
+    }
+    const auto cols = static_cast<std::size_t>(target_->shape()[N - 1]);
+    if (!in_bounds(i, target_->shape()) || delta.size() != cols) [[unlikely]]
+      throw ShapeError(fmt::format("Buffer::add_row: row {} with {} deltas does not fit shape {}", to_string(row),
+                                   delta.size(), to_string(target_->shape())));
+    ops_.add_row(linearize(i, target_->shape()), delta.data(), cols);
+  }
+  /// add_row for a matrix: the row's index.
+  void add_row(std::int64_t row, std::span<const T> delta,
+               std::source_location where = std::source_location::current())
+    requires(N == 2)
+  {
+    add_row(Index<1>{row}, delta, where);
+  }
+
   /// Adds for one call of a loop body, with this thread's delta set looked up once
   /// (strata/buffer_writer.hpp): take it inside the body.
   BufferWriter<Buffer> writer() { return BufferWriter<Buffer>(*this); }
@@ -90,10 +135,11 @@ class Buffer final {
     if (target.is_sparse())
       throw OptionError(fmt::format("Buffer over array {}: only dense arrays can be written through a Buffer",
                                     target.name().empty() ? "(unnamed)" : target.name()));
-    if (consistency && consistency->hybrid && !std::is_same_v<Apply, apply::Sum>)
-      throw OptionError(fmt::format("Buffer over array {}: Hybrid consistency adds deltas to the rank's cached copy "
-                                    "as they are written, so its apply function must be apply::sum()",
-                                    detail::array_label(target)));
+    if (consistency && consistency->folds() && !std::is_same_v<Apply, apply::Sum>)
+      throw OptionError(fmt::format("Buffer over array {}: {} adds deltas to the rank's cached copy as they are "
+                                    "written, so its apply function must be apply::sum()",
+                                    detail::array_label(target),
+                                    consistency->hybrid ? "Hybrid consistency" : "read-my-writes"));
     engine_ = ps::make_buffer_engine(target, target.runtime(), ops_, consistency);
   }
 
@@ -101,10 +147,18 @@ class Buffer final {
   // observer to show it to, no Hybrid folding), and the thread's set's pointers.
   bool writes_fast() const {
     if (detail::t_observer && !target_->cache_view()) return false;
-    return !ops_.folding;
+    return !ops_.folding || fold_view();
   }
+  bool folds() const { return ops_.folding; }
+  bool folds_only() const { return ops_.fold_only; }
+  const Shape<N>& shape() const { return target_->shape(); }
   typename ps::DeltaSet<T>::Slots thread_slots() const { return ops_.thread_slots(); }
-  std::int64_t elements() const { return strata::volume(target_->shape()); }
+  // Hybrid: the published cache view when it is laid out like the array (a writer
+  // folds into it itself), else nullptr.
+  const detail::CacheView* fold_view() const {
+    const detail::CacheView* v = target_->cache_view();
+    return ops_.folding && v && !v->slot_of ? v : nullptr;
+  }
 
   DistArray<T, N>* target_;
   ps::TypedOps<T, N, Apply> ops_;     // delta sets, apply function, owner state

@@ -206,6 +206,12 @@ class DistArray : public detail::ArrayBase {
   std::span<const T> row(At first, I... rest) const {
     return read_row(first, rest...);
   }
+  /// read_row at index `i` (its last subscript ignored): for ArrayReader's misses.
+  std::span<const T> read_row_at(const Index<N>& i, std::source_location where) const {
+    Index<N> at = i;
+    at[N - 1] = 0;
+    return const_cast<DistArray*>(this)->row_span(at, where, detail::AccessMode::read);
+  }
 
   /// Calls f(index, value&) for every local element: row-major (dense) or key order (sparse).
   template <class F>

@@ -51,6 +51,31 @@ struct ElementTag<std::array<S, K>> {
   static std::string get() { return ElementTag<S>::get() + "[" + std::to_string(K) + "]"; }
 };
 
+/// Whether deltas of element type T can be summed: T has `+=` (numbers, a row struct
+/// that defines it), or is a std::array of such (summed component by component).
+template <class T>
+struct Summable {
+  static constexpr bool value = requires(T& a, const T& b) { a += b; };
+};
+template <class S, std::size_t K>
+struct Summable<std::array<S, K>> {
+  static constexpr bool value = Summable<S>::value;
+};
+template <class T>
+inline constexpr bool summable_v = Summable<T>::value;
+
+/// into += delta, as Buffers and apply::sum() sum deltas (see Summable).
+template <class T>
+[[gnu::always_inline]] inline void add_into(T& into, const T& delta) {
+  if constexpr (requires { into += delta; }) {
+    into += delta;
+  } else if constexpr (summable_v<T>) {
+    for (std::size_t c = 0; c < into.size(); ++c) add_into(into[c], delta[c]);
+  } else {
+    static_assert(summable_v<T>, "deltas of this element type cannot be summed: give it an operator+=");
+  }
+}
+
 /// The type tag checkpoints record for element type T unless the caller passes its
 /// own: "f32", "i64", "u8", "f32[4]" for std::array<float, 4>, else typeid(T).name().
 template <class T>

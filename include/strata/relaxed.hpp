@@ -32,6 +32,11 @@
 //   rank's cached copy, so the rank's other threads read it in the same clock (as in
 //   Hogwild); other ranks see it after the clock, as under BSP. The cached copy sums
 //   deltas, so Hybrid needs apply::sum().
+// - Read-my-writes (.read_my_writes(), Bösen's): like Hybrid's folding, a worker's adds
+//   reach the rank's cache at once, so a coarse clock does not take a thousand steps
+//   from one stale value. Any staleness: when the cache takes an older clock of the
+//   owners' values, the rank folds its own later deltas back in. The rank's other
+//   threads read them too (one cache per rank). Needs apply::sum().
 // - Managed communication (optional): between clocks, the rank's communication
 //   thread sends pending deltas to their owners early, most important first, within
 //   a bandwidth budget (bytes per second, a leaky bucket). Owners fold early deltas
@@ -60,12 +65,17 @@ enum class Priority {
   round_robin,         ///< element order, resuming after the last element sent
 };
 
+struct ManagedConsistency;
+
 /// How a relaxed array's readers may lag its writers.
 struct Consistency {
   int staleness = 0;              ///< s: clocks a reader may lag (0: bulk-synchronous)
   std::int64_t clock_every = 0;   ///< iterations of a worker per clock; 0: one clock per loop call
   bool prefetch = true;           ///< false: no caches, every read asks the owner (for comparison)
   bool hybrid = false;            ///< deltas reach the rank's cache at once (see above); staleness 0
+  /// Read-my-writes (Bösen's): a worker's adds also reach its rank's cache at once, so it
+  /// reads them before the clock (see above); needs apply::sum().
+  bool own_writes = false;
   double budget = 0;              ///< managed communication: bytes per second to other ranks; 0: off
   Priority priority = Priority::relative_magnitude;
 
@@ -78,13 +88,27 @@ struct Consistency {
     return *this;
   }
   /// Managed communication within `bytes_per_second`, most important deltas first.
-  Consistency& managed(double bytes_per_second, Priority order = Priority::relative_magnitude) {
-    budget = bytes_per_second;
-    priority = order;
+  /// Sets it here and returns a copy typed as managed, so that a Buffer over elements
+  /// that are not numbers refuses it at compile time.
+  ManagedConsistency managed(double bytes_per_second, Priority order = Priority::relative_magnitude);
+  /// Read-my-writes: a worker reads its own adds before they reach the owner.
+  Consistency& read_my_writes() {
+    own_writes = true;
     return *this;
   }
   bool is_managed() const { return budget > 0; }
+  /// Whether adds reach the rank's cache as they are written (Hybrid, read-my-writes).
+  bool folds() const { return hybrid || own_writes; }
 };
+
+/// A Consistency with managed communication (Consistency::managed).
+struct ManagedConsistency : Consistency {};
+
+inline ManagedConsistency Consistency::managed(double bytes_per_second, Priority order) {
+  budget = bytes_per_second;
+  priority = order;
+  return ManagedConsistency{*this};
+}
 
 /// Bulk-synchronous: every reader sees every update of the previous clock.
 inline Consistency bsp() { return {}; }

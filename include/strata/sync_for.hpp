@@ -26,13 +26,25 @@
 //   element in worker order (rank-major): a median, a clipped mean, ...
 // Deltas are summed per rank in thread order, then over ranks in rank order, so a
 // run is reproducible for a given number of ranks and threads; each rank holds the
-// whole model during the loop. A body that throws fails the call on every rank (the
+// whole model during the loop.
+//
+// Consistency, as STRADS-AP's SyncFor offers it (docs/buffers.md):
+// - BSP (the default): every worker starts each mini-batch from the combined model.
+// - SSP (`.staleness = s`): a worker at mini-batch b starts from the model combined
+//   up to mini-batch b-s-1 plus its own changes since: the combined update of
+//   mini-batch b reaches the copies s mini-batches later (exactly s; deterministic).
+// - Hybrid (`.hybrid = true`): a rank's threads share one copy and update it without
+//   locks (Hogwild; two threads writing one element at once may lose a write); the
+//   ranks' copies are combined after each mini-batch as one worker each (an average
+//   over ranks, a sum, or the function given one delta per rank). Not reproducible
+//   with more than one thread per rank. A body that throws fails the call on every rank (the
 // others with an Error saying so); the model keeps every mini-batch completed before
 // it. Collective.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <source_location>
 #include <span>
@@ -52,6 +64,8 @@ enum class Combine { average, sum };
 
 struct SyncOptions {
   std::int64_t batch = 64;  ///< iterations per worker per mini-batch
+  int staleness = 0;        ///< SSP: mini-batches a worker's copy lags the combined model (0: BSP)
+  bool hybrid = false;      ///< Hybrid: one copy per rank, shared by its threads without locks
   /// Where the call is (taken where the options are written, i.e. at the call): it
   /// names the loop call for checkpoints and resuming (strata/recovery.hpp).
   std::source_location where = std::source_location::current();
@@ -78,12 +92,14 @@ class SyncedBase {
  public:
   virtual ~SyncedBase() = default;
   virtual std::uint64_t array_id() const = 0;
-  /// Collective: every rank takes the whole array; each of `threads` gets a copy.
-  virtual void begin(Runtime& rt, int threads) = 0;
-  /// Where thread `th`'s copy keeps the element (or row) at `index`.
-  virtual void* locate(int th, std::span<const std::int64_t> index, const std::source_location& where) = 0;
+  /// Collective: every rank takes the whole array; each of `copies` workers gets a
+  /// copy (threads, or 1 under Hybrid, whose threads share it); a worker's copy lags
+  /// the combined model by `staleness` mini-batches (SSP).
+  virtual void begin(Runtime& rt, int copies, int staleness = 0) = 0;
+  /// Where worker `w`'s copy keeps the element (or row) at `index`.
+  virtual void* locate(int w, std::span<const std::int64_t> index, const std::source_location& where) = 0;
   /// Collective: combines the mini-batch's deltas; `active[w]` says whether worker w
-  /// (rank-major) ran iterations in it. Returns the bytes this rank sent.
+  /// (rank-major, copies per rank) ran iterations in it. Returns the bytes this rank sent.
   virtual std::int64_t sync(Runtime& rt, const std::vector<std::uint8_t>& active) = 0;
   /// A single-process replay of a run on `ranks` ranks, begun with every recorded
   /// worker as a thread: combines the mini-batch as those ranks did.
@@ -107,11 +123,14 @@ class Synced final : public detail::SyncedBase {
 
   std::uint64_t array_id() const override { return array_.array_id(); }
 
-  void begin(Runtime&, int threads) override {
+  void begin(Runtime&, int copies, int staleness) override {
     static_cast<detail::ArrayBase&>(array_).travel_begin();  // the whole array, row-major, on every rank
     const auto all = array_.local_values();
     base_.assign(all.begin(), all.end());
-    copies_.assign(static_cast<std::size_t>(threads), base_);
+    copies_.assign(static_cast<std::size_t>(copies), base_);
+    staleness_ = staleness;
+    if (staleness_ > 0) starts_ = copies_;
+    pending_.clear();
   }
 
   void* locate(int th, std::span<const std::int64_t> index, const std::source_location& where) override {
@@ -122,6 +141,10 @@ class Synced final : public detail::SyncedBase {
                                    to_string(i), detail::array_label(array_), to_string(array_.shape())));
     return copies_[static_cast<std::size_t>(th)].data() + linearize(i, array_.shape());
   }
+
+  // SSP: worker deltas are taken from each copy's start of the mini-batch (base_ is
+  // the combined model, which the copies see `staleness_` mini-batches late).
+  const std::vector<T>& start_of(std::size_t w) const { return staleness_ > 0 ? starts_[w] : base_; }
 
   std::int64_t sync(Runtime& rt, const std::vector<std::uint8_t>& active) override {
     const int threads = static_cast<int>(copies_.size());
@@ -151,7 +174,8 @@ class Synced final : public detail::SyncedBase {
       std::vector<T> mine(static_cast<std::size_t>(threads) * n);
       for (int t = 0; t < threads; ++t)
         for (std::size_t e = 0; e < n; ++e)
-          mine[static_cast<std::size_t>(t) * n + e] = copies_[static_cast<std::size_t>(t)][e] - base_[e];
+          mine[static_cast<std::size_t>(t) * n + e] =
+              copies_[static_cast<std::size_t>(t)][e] - start_of(static_cast<std::size_t>(t))[e];
       std::vector<Bytes> all;
       if (rt.size() == 1) all.emplace_back(reinterpret_cast<const std::byte*>(mine.data()),
                                            reinterpret_cast<const std::byte*>(mine.data() + mine.size()));
@@ -185,7 +209,7 @@ class Synced final : public detail::SyncedBase {
       for (std::size_t w = 0; w < active.size(); ++w)
         if (active[w]) {
           auto& d = deltas.emplace_back(n);
-          for (std::size_t e = 0; e < n; ++e) d[e] = copies_[w][e] - base_[e];
+          for (std::size_t e = 0; e < n; ++e) d[e] = copies_[w][e] - start_of(w)[e];
           from.push_back(d.data());
         }
       combine_by_function(from, update);
@@ -194,11 +218,15 @@ class Synced final : public detail::SyncedBase {
   }
 
   void end() override {
+    for (const auto& p : pending_)  // SSP: the combined updates the copies had not yet seen
+      for (std::size_t e = 0; e < base_.size(); ++e) base_[e] += p.update[e];
+    pending_.clear();
     auto all = array_.local_values();
     std::copy(base_.begin(), base_.end(), all.begin());
     static_cast<detail::ArrayBase&>(array_).travel_drop();
     base_ = {};
     copies_ = {};
+    starts_ = {};
   }
 
  private:
@@ -210,7 +238,7 @@ class Synced final : public detail::SyncedBase {
   // Element e's delta summed over copies [first, first + count), in order.
   T threads_delta(std::size_t first, std::size_t count, std::size_t e) const {
     T s{};
-    for (std::size_t t = first; t < first + count; ++t) s += copies_[t][e] - base_[e];
+    for (std::size_t t = first; t < first + count; ++t) s += copies_[t][e] - start_of(t)[e];
     return s;
   }
   void average(std::vector<T>& update, const std::vector<std::uint8_t>& active) const {
@@ -229,8 +257,28 @@ class Synced final : public detail::SyncedBase {
     }
   }
   void commit(const std::vector<T>& update) {
-    for (std::size_t e = 0; e < base_.size(); ++e) base_[e] += update[e];
-    for (auto& c : copies_) std::copy(base_.begin(), base_.end(), c.begin());
+    if (staleness_ == 0) {
+      for (std::size_t e = 0; e < base_.size(); ++e) base_[e] += update[e];
+      for (auto& c : copies_) std::copy(base_.begin(), base_.end(), c.begin());
+      return;
+    }
+    // SSP: the update waits `staleness_` mini-batches. Once it is due, each copy takes
+    // it in place of its own delta of that mini-batch (which the update includes), so
+    // a copy is the model combined up to b-s-1 plus the worker's own changes since.
+    Pending p{update, {}};
+    for (std::size_t w = 0; w < copies_.size(); ++w) {
+      auto& d = p.own.emplace_back(base_.size());
+      for (std::size_t e = 0; e < base_.size(); ++e) d[e] = copies_[w][e] - starts_[w][e];
+    }
+    pending_.push_back(std::move(p));
+    if (static_cast<int>(pending_.size()) > staleness_) {
+      const Pending& due = pending_.front();
+      for (std::size_t e = 0; e < base_.size(); ++e) base_[e] += due.update[e];
+      for (std::size_t w = 0; w < copies_.size(); ++w)
+        for (std::size_t e = 0; e < base_.size(); ++e) copies_[w][e] += due.update[e] - due.own[w][e];
+      pending_.pop_front();
+    }
+    starts_ = copies_;
   }
   static std::pair<std::size_t, std::size_t> slice(std::size_t n, int part, int parts) {
     const auto p = static_cast<std::size_t>(part), P = static_cast<std::size_t>(parts);
@@ -240,8 +288,17 @@ class Synced final : public detail::SyncedBase {
   DistArray<T, N>& array_;
   Combine combine_ = Combine::average;
   Function function_;
-  std::vector<T> base_;                 // the model at the start of the mini-batch
-  std::vector<std::vector<T>> copies_;  // per thread
+  std::vector<T> base_;                 // the combined model (BSP: at the start of the mini-batch)
+  std::vector<std::vector<T>> copies_;  // per worker (a thread, or a rank under Hybrid)
+  // SSP: each copy at the start of its mini-batch, and the combined updates not yet
+  // due, each with every worker's own delta of that mini-batch.
+  struct Pending {
+    std::vector<T> update;
+    std::vector<std::vector<T>> own;
+  };
+  int staleness_ = 0;
+  std::vector<std::vector<T>> starts_;
+  std::deque<Pending> pending_;
 };
 
 /// `array` in a sync_for, its deltas combined by `combine`.

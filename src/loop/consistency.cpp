@@ -21,13 +21,13 @@ void check_consistency(const Consistency& c, const std::string& array, bool nume
   if (c.is_managed() && !numeric_elements)
     throw OptionError(
         fmt::format("array {}: managed communication ranks deltas by magnitude, so it needs numeric elements", array));
+  if (c.own_writes && !c.hybrid && !c.prefetch)
+    throw OptionError(fmt::format(
+        "array {}: read-my-writes folds deltas into the rank's cache, so it cannot go without prefetch", array));
   if (!c.hybrid) return;
   if (c.staleness != 0)
     throw OptionError(fmt::format(
         "array {}: Hybrid consistency is synchronous across ranks, so its staleness is 0, not {}", array, c.staleness));
-  if (!numeric_elements)
-    throw OptionError(
-        fmt::format("array {}: Hybrid consistency adds deltas atomically, so it needs numeric elements", array));
   if (!c.prefetch)
     throw OptionError(
         fmt::format("array {}: Hybrid consistency folds deltas into the rank's cache, so it cannot go without prefetch",

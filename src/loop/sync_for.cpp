@@ -19,7 +19,8 @@ namespace {
 using loop::detail::index_at;
 using loop::detail::ObserverScope;
 
-/// A loop thread's observer in sync_for: synced arrays resolve to the thread's copy.
+/// A loop thread's observer in sync_for: synced arrays resolve to the worker's copy
+/// (the thread's own, or under Hybrid the rank's).
 class SyncCopies final : public AccessObserver {
  public:
   SyncCopies(const std::vector<SyncedBase*>& synced, int thread) : synced_(synced), thread_(thread) {}
@@ -50,6 +51,11 @@ void check_synced(const loop::detail::SpaceView& space, const SyncOptions& optio
                   const std::vector<SyncedBase*>& synced) {
   if (options.batch < 1)
     throw OptionError(fmt::format("sync_for: the mini-batch must be 1 iteration or more, not {}", options.batch));
+  if (options.staleness < 0)
+    throw OptionError(fmt::format("sync_for: the staleness must be 0 or more, not {}", options.staleness));
+  if (options.hybrid && options.staleness > 0)
+    throw OptionError(fmt::format("sync_for: Hybrid is synchronous across ranks, so its staleness is 0, not {}",
+                                  options.staleness));
   for (std::size_t a = 0; a < synced.size(); ++a) {
     if (synced[a]->array_id() == space.array->array_id())
       throw OptionError("sync_for: the iteration space cannot also be a synced array");
@@ -112,8 +118,13 @@ SyncReport sync_for_call(const loop::detail::SpaceView& space, const loop::detai
     skipped.skipped = true;
     return skipped;
   }
-  if (calls.replaying_serially()) return replay_sync_for(space, body, synced);
+  if (calls.replaying_serially()) {
+    if (options.hybrid || options.staleness > 0)
+      throw ReplayError("sync_for: a single-process replay plays BSP mini-batches only, not SSP or Hybrid ones");
+    return replay_sync_for(space, body, synced);
+  }
   const int T = rt.threads();
+  const int copies = options.hybrid ? 1 : T;  // Hybrid: the rank's threads share one copy
   const std::int64_t n = space.local_nnz;
   std::vector<std::int64_t> lo(static_cast<std::size_t>(T) + 1);
   for (int t = 0; t <= T; ++t) lo[static_cast<std::size_t>(t)] = n * t / T;
@@ -121,13 +132,13 @@ SyncReport sync_for_call(const loop::detail::SpaceView& space, const loop::detai
   const std::int64_t batches = (most + options.batch - 1) / options.batch;
 
   SyncReport stats;
-  for (auto* s : synced) s->begin(rt, T);
+  for (auto* s : synced) s->begin(rt, copies, options.staleness);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(T));
   for (std::int64_t b = 0; b < batches; ++b) {
     auto start = std::chrono::steady_clock::now();
     rt.pool().run([&](int th) {
-      SyncCopies copies(synced, th);
-      ObserverScope scope(&copies, false);
+      SyncCopies mine(synced, options.hybrid ? 0 : th);
+      ObserverScope scope(&mine, false);
       WorkerScope worker(th);
       std::int64_t index[4];
       try {
@@ -151,10 +162,10 @@ SyncReport sync_for_call(const loop::detail::SpaceView& space, const loop::detai
       throw Error("sync_for: a worker on another rank failed (its rank reports the error)");
     }
     start = std::chrono::steady_clock::now();
-    std::vector<std::uint8_t> mine(static_cast<std::size_t>(T));
+    std::vector<std::uint8_t> mine(static_cast<std::size_t>(copies), 0);
     for (int th = 0; th < T; ++th)
-      mine[static_cast<std::size_t>(th)] = lo[static_cast<std::size_t>(th)] + b * options.batch <
-                                           lo[static_cast<std::size_t>(th) + 1];
+      mine[static_cast<std::size_t>(options.hybrid ? 0 : th)] |=
+          lo[static_cast<std::size_t>(th)] + b * options.batch < lo[static_cast<std::size_t>(th) + 1];
     std::vector<std::uint8_t> active;
     for (const auto& part : rt.comm().allgatherv(std::as_bytes(std::span(mine))))
       for (const auto byte : part) active.push_back(static_cast<std::uint8_t>(byte));

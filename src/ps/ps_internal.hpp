@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,10 @@ struct Geometry {
   const std::vector<IndexSet>* box = nullptr;  // this rank's box (the typed front's)
   const Distribution* dist = nullptr;
   std::size_t dims = 0;
+  // Elements per row that share an owner and sit together in its storage: the last
+  // extent for a relaxed table (rows are never split), else 1. The per-element paths
+  // below look a row's owner and offset up once (RowMemo).
+  std::int64_t row_len = 1;
 
   static Geometry of(detail::ArrayBase& array, const ElementOps& ops);
   void index_of(std::int64_t key, std::int64_t* out) const;
@@ -62,6 +67,27 @@ struct Geometry {
   std::int64_t local_offset(const std::int64_t* index) const;
   std::int64_t local_offset_of(std::int64_t key) const;
   std::int64_t volume() const;
+};
+
+/// A row's owner and local offset, looked up once for the row's run of keys.
+struct RowMemo {
+  std::int64_t row = -1, owner = 0, offset = 0;
+  int owner_of(const Geometry& g, std::int64_t key) {
+    if (g.row_len == 1) return g.owner_of(key);
+    if (key / g.row_len != row) look_up(g, key);
+    return static_cast<int>(owner);
+  }
+  // -1 when this rank does not hold the key.
+  std::int64_t local_offset_of(const Geometry& g, std::int64_t key) {
+    if (g.row_len == 1) return g.local_offset_of(key);
+    if (key / g.row_len != row) look_up(g, key);
+    return offset < 0 ? -1 : offset + key % g.row_len;
+  }
+  void look_up(const Geometry& g, std::int64_t key) {
+    row = key / g.row_len;
+    owner = g.owner_of(row * g.row_len);
+    offset = g.local_offset_of(row * g.row_len);
+  }
 };
 
 // ---- deltas to their owners (deliver.cpp) -----------------------------------
@@ -80,6 +106,12 @@ struct OwnedRun {
 /// `prefix` and then the (key, delta) records of the elements that rank owns.
 std::vector<Bytes> pack_for_owners(ElementOps& ops, const Geometry& g, int ranks, std::span<const std::byte> prefix,
                                    std::size_t from = 0, std::size_t count = 0);
+/// pack_for_owners as row runs (a relaxed table whose units are rows: row_len > 1),
+/// draining every set; read back with for_row_runs.
+std::vector<Bytes> pack_rows_for_owners(ElementOps& ops, const Geometry& g, int ranks,
+                                        std::span<const std::byte> prefix);
+void for_row_runs(const ElementOps& ops, const Geometry& g, std::span<const std::byte> runs,
+                  const std::function<void(const OwnedRun&)>& f);
 /// f(run) for the records of `records` in runs, each located on this rank.
 void for_record_runs(const ElementOps& ops, const Geometry& g, std::span<const std::byte> records,
                      const std::function<void(const OwnedRun&)>& f);
@@ -166,7 +198,7 @@ class Table final : public detail::RelaxedBase {
   std::span<const std::int64_t> cache_versions() const override { return versions_; }
   void follow_versions(std::vector<std::int64_t> versions) override { follow_ = std::move(versions); }
   void end_run() override;
-  bool splits_tick() const override { return geo_.dims == 1 && rt_.size() == 1 && !managed_; }
+  bool splits_tick() const override { return rt_.size() == 1 && !managed_; }
   void prepare_tick(std::int64_t clock, int parts) override;
   void tick_part(std::int64_t clock, int part, int parts) override;
   void share_cache(int counter) override;
@@ -224,6 +256,7 @@ class Table final : public detail::RelaxedBase {
 
   // table_clocks.cpp
   void flush_clock(std::int64_t clock);
+  void refold_own(std::int64_t take);
   void apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed);
   void finish_own_clock(std::int64_t clock);
 
@@ -258,6 +291,7 @@ class Table final : public detail::RelaxedBase {
   // Layout: set by lay_out, read-only during a run.
   std::vector<std::uint64_t> laid_out_bits_;
   std::uint64_t laid_out_version_ = ~std::uint64_t{0};
+  bool laid_out_logging_ = false;
   std::vector<std::vector<std::int64_t>> reads_from_;    // per owner: the units this rank caches
   std::vector<std::vector<std::int64_t>> serves_;        // per reader: local offsets of the units it caches
   std::vector<std::vector<std::int32_t>> position_for_;  // per reader, per local unit: its place in serves_, or -1
@@ -295,6 +329,13 @@ class Table final : public detail::RelaxedBase {
   // The Postman's thread only (begin_run clears it under mu_). Rows are kept as bytes.
   bool keeps_history_ = false;
   OwnerHistory<std::byte> history_;
+  // Read-my-writes under SSP across ranks: the cache takes an older clock of the
+  // owners' values than the rank has written, so the rank keeps what it sent of each
+  // clock the cache does not hold yet, and folds it back into the units an update
+  // overwrote (`refreshed_`). Loop threads only (tick).
+  bool refolds_ = false;
+  std::deque<std::pair<std::int64_t, std::vector<Bytes>>> own_sent_;
+  std::vector<std::uint8_t> refreshed_;
 
   // Shared with the Postman's thread, under mu_.
   std::mutex mu_;

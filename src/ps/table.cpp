@@ -20,12 +20,20 @@ Table::Table(detail::ArrayBase& target, Runtime& rt, ElementOps& ops, BufferEngi
       geo_(Geometry::of(target, ops)),
       log_(ops.element_size) {
   detail::check_consistency(consistency, label(), ops.arithmetic);
+  // Under SSP the cache takes the owners' values of an older clock, which lack the
+  // rank's own adds of the clocks since: it folds them back in (refold_own). Early
+  // deltas of managed communication may already be in those values, so not both.
+  if (consistency.own_writes && consistency.staleness > 0 && consistency.is_managed())
+    throw OptionError(fmt::format("relaxed array {}: read-my-writes under SSP cannot go with managed communication",
+                                  label()));
+  refolds_ = consistency.own_writes && consistency.staleness > 0 && rt.size() > 1;
   if (ops.arithmetic && consistency.is_managed()) {
     outbox_ = std::make_unique<ManagedOutbox>(ops.open_outbox(), rt.threads(), geo_.volume(), consistency,
                                               sizeof(Header), ops.record_size, rt.next_seed());
     managed_ = true;
   }
   unit_len_ = geo_.dims == 1 ? 1 : geo_.shape[geo_.dims - 1];
+  geo_.row_len = std::max<std::int64_t>(unit_len_, 1);
   units_ = unit_len_ > 0 ? geo_.volume() / unit_len_ : 0;
   history_ = OwnerHistory<std::byte>(unit_len_ * static_cast<std::int64_t>(elem_));
   keeps_history_ = consistency.staleness > 0 && !managed_ && rt.size() > 1;
@@ -37,7 +45,7 @@ Table::Table(detail::ArrayBase& target, Runtime& rt, ElementOps& ops, BufferEngi
 }
 
 Table::~Table() {
-  ops_.folding = false;
+  ops_.folding = ops_.fold_only = false;
   ops_.cache = nullptr;
   if (target_.cache_view() == &view_) target_.set_cache_view(nullptr);
   if (postman_) postman_->unsubscribe(target_.array_id());
@@ -71,6 +79,7 @@ std::byte* Table::cached_element(std::int64_t key) const {
 
 void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t clocks) {
   geo_ = Geometry::of(target_, ops_);  // the array may have moved since the last run
+  geo_.row_len = std::max<std::int64_t>(unit_len_, 1);  // rows are whole (checked below)
   if (geo_.dims > 1) {
     const auto& box = *geo_.box;
     const std::size_t last = geo_.dims - 1;
@@ -98,6 +107,8 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
     for (auto& w : waiters_) w.ready = false;
     history_.clear();
   }
+  own_sent_.clear();
+  refreshed_.assign(refolds_ ? static_cast<std::size_t>(units_) : 0, 0);
   ops_.prepare_apply();
   round_ = engine_.reserve_rounds(clocks_);
   split_clock_ = -1;
@@ -120,7 +131,8 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
   for (auto& c : counters_) c = Counters{};
   if (logging_) log_.begin(rt_.threads(), managed_);
   if (managed_) outbox_->begin_run(std::chrono::steady_clock::now());
-  ops_.folding = consistency_.hybrid;
+  ops_.folding = consistency_.folds();
+  ops_.fold_only = ops_.folding && direct_;
   // A one-rank job without managed communication gets no messages but its own
   // dynamic reads, which wake the Postman when sent: it need not poll (its polls
   // would take a loop thread's share of a core).
@@ -129,7 +141,7 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
 }
 
 void Table::end_run() {
-  ops_.folding = false;
+  ops_.folding = ops_.fold_only = false;
   if (managed_) outbox_->end_run(std::chrono::steady_clock::now(), stats_);
   {
     std::unique_lock lock(mu_);

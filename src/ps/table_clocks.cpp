@@ -15,8 +15,44 @@ namespace strata::ps {
 // applies a clock once it has heard from every rank).
 void Table::flush_clock(std::int64_t clock) {
   const Header h{kDeltas, 0, clock, 0};
-  const auto out = pack_for_owners(ops_, geo_, rt_.size(), std::as_bytes(std::span(&h, 1)));
+  const auto prefix = std::as_bytes(std::span(&h, 1));
+  const auto out = geo_.row_len > 1 ? pack_rows_for_owners(ops_, geo_, rt_.size(), prefix)
+                                    : pack_for_owners(ops_, geo_, rt_.size(), prefix);
   for (int r = 0; r < rt_.size(); ++r) send(r, out[static_cast<std::size_t>(r)]);
+  if (refolds_) own_sent_.emplace_back(clock, out);
+}
+
+// Read-my-writes under SSP: the cache now holds clock `take` of the units updates
+// overwrote (refreshed_), which lacks this rank's deltas of the clocks after it; they
+// are added back from what the rank sent. Units no update touched still hold them.
+void Table::refold_own(std::int64_t take) {
+  while (!own_sent_.empty() && own_sent_.front().first <= take) own_sent_.pop_front();
+  const std::size_t elem = elem_;
+  const auto fold = [&](std::int64_t key, const std::byte* delta) {
+    if (!refreshed_[static_cast<std::size_t>(key / unit_len_)]) return;
+    if (std::byte* at = cached_element(key)) ops_.add_bytes(at, delta);
+  };
+  for (const auto& [clock, messages] : own_sent_)
+    for (const Bytes& m : messages) {
+      const std::byte* p = m.data() + sizeof(Header);
+      const std::byte* end = m.data() + m.size();
+      while (p < end) {
+        if (geo_.row_len > 1) {  // row runs (pack_rows_for_owners)
+          std::int64_t first, count;
+          std::memcpy(&first, p, sizeof first);
+          std::memcpy(&count, p + sizeof first, sizeof count);
+          p += 2 * sizeof(std::int64_t);
+          for (std::int64_t j = 0; j < count; ++j) fold(first + j, p + static_cast<std::size_t>(j) * elem);
+          p += (static_cast<std::size_t>(count) * elem + 7) / 8 * 8;
+        } else {  // (key, delta) records (pack_for_owners)
+          std::int64_t key;
+          std::memcpy(&key, p, sizeof key);
+          fold(key, p + sizeof key);
+          p += ops_.record_size;
+        }
+      }
+    }
+  std::fill(refreshed_.begin(), refreshed_.end(), std::uint8_t{0});
 }
 
 void Table::tick(std::int64_t clock) {
@@ -71,6 +107,7 @@ void Table::tick(std::int64_t clock) {
     updates.erase(updates.begin(), updates.begin() + static_cast<std::ptrdiff_t>(n));
   }
   lock.unlock();
+  if (refolds_) refold_own(take);
   version_ = take;
   versions_[static_cast<std::size_t>(clock + 1)] = take;
   stats_.blocked_seconds += detail::seconds_since(start);
@@ -87,6 +124,13 @@ void Table::prepare_tick(std::int64_t clock, int parts) {
 }
 
 void Table::tick_part(std::int64_t clock, int part, int parts) {
+  // Parts take ranges of elements. Rows of a matrix may straddle two parts, which
+  // only a direct cache tolerates (it tracks no changed units to copy); otherwise
+  // part 0 takes the whole clock.
+  if (geo_.dims > 1 && !direct_) {
+    if (part == 0) apply_own(clock, 0, 1, changed_parts_[0]);
+    return;
+  }
   apply_own(clock, part, parts, changed_parts_[static_cast<std::size_t>(part)]);
 }
 
@@ -95,7 +139,8 @@ void Table::tick_part(std::int64_t clock, int part, int parts) {
 // threads are stopped) and copies the changed units into the cache: the same
 // arithmetic as the owner's path, without messages or waiting for the Postman.
 // Part `part` of `parts` takes its own elements (tick_part; parts > 1 only for 1-D
-// arrays, where elements and units coincide, so no two parts share a unit). When the
+// arrays, where elements and units coincide, so no two parts share a unit, and for a
+// direct cache, which tracks no units). When the
 // cache is the rank's own values (direct_), the apply is all there is.
 void Table::apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed) {
   if (direct_) {  // the cache is the values: nothing to copy, no changes to track

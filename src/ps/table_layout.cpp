@@ -20,10 +20,12 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
     for (std::size_t w = 0; w < learned_bits_.size(); ++w) bits[w] |= learned_bits_[w];
   }
   bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
-  const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_;
+  const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ ||
+                       logging_ != laid_out_logging_;
   if (rt_.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
   laid_out_bits_ = bits;
   laid_out_version_ = target_.structure_version();
+  laid_out_logging_ = logging_;
   reads_from_.assign(static_cast<std::size_t>(R), {});
   std::int64_t index[kMaxDims];
   for (std::size_t w = 0; w < bits.size(); ++w)
@@ -53,7 +55,11 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
     detail::append_span<std::int64_t>(lists[static_cast<std::size_t>(o)], reads_from_[static_cast<std::size_t>(o)]);
   }
   base_[static_cast<std::size_t>(R)] = slot;
-  direct_ = whole_ && R == 1 && !managed_ && !consistency_.hybrid && owner_values_are_laid_out_like_the_array();
+  // Hybrid and read-my-writes fold adds into the cache as they are written: into
+  // the values themselves when they are the cache (ElementOps::fold_only), unless the
+  // run is logged (a log must see each read's value, and a fold is no delta to log).
+  direct_ = whole_ && R == 1 && !managed_ && !(consistency_.folds() && logging_) &&
+            owner_values_are_laid_out_like_the_array();
   if (direct_) Bytes().swap(block_);
   else block_.assign(static_cast<std::size_t>(whole_ ? units_ : slot) * row_bytes(), std::byte{0});
   const auto asked = rt_.comm().alltoallv(lists);
@@ -141,6 +147,8 @@ void Table::store_update(int o, const Bytes& pairs) {
     std::int32_t pos;
     std::memcpy(&pos, pairs.data() + at, sizeof pos);
     std::memcpy(block_.data() + slot_at(o, static_cast<std::size_t>(pos)) * row, pairs.data() + at + sizeof pos, row);
+    if (refolds_) refreshed_[static_cast<std::size_t>(reads_from_[static_cast<std::size_t>(o)][
+                      static_cast<std::size_t>(pos)])] = 1;
   }
 }
 

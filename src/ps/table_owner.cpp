@@ -125,8 +125,11 @@ void Table::apply_ready() {
       arrived_.erase(clock);
     }
     if (keeps_history_) history_.begin_clock(clock);
-    for (const auto& from : per_rank)
-      for_record_runs(ops_, geo_, from, [&](const OwnedRun& run) { apply_run(run, clock, changed_); });
+    const auto apply = [&](const OwnedRun& run) { apply_run(run, clock, changed_); };
+    for (const auto& from : per_rank) {
+      if (geo_.row_len > 1) for_row_runs(ops_, geo_, from, apply);  // flush_clock's format
+      else for_record_runs(ops_, geo_, from, apply);
+    }
     if (clock + 1 < clocks_)
       for (int q = 0; q < R; ++q)
         if (!serves_[static_cast<std::size_t>(q)].empty()) server_send(q, update_for(q, clock));

@@ -42,11 +42,12 @@ void copy_atomically(std::byte* to, std::byte* from, std::size_t bytes) {
 
 // A read while logging: the unit's values go to the thread's log, and the body gets
 // the logged copy. Under Hybrid the rank's threads fold deltas into the cache as this
-// runs, so the copy reads each element atomically (Hybrid needs numbers: 1 to 8 bytes).
+// runs, so the copy reads each number atomically (a row struct is copied as it is:
+// its folds are plain adds).
 std::byte* Table::logged(int thread, std::int64_t u, std::byte* unit) {
   const std::size_t row = row_bytes();
   std::byte* at = log_.reads(thread).add(u, row);
-  if (!ops_.folding) std::memcpy(at, unit, row);
+  if (!ops_.folding || elem_ > 8) std::memcpy(at, unit, row);  // a row struct's folds are plain adds
   else if (elem_ == 8) copy_atomically<std::uint64_t>(at, unit, row);
   else if (elem_ == 4) copy_atomically<std::uint32_t>(at, unit, row);
   else if (elem_ == 2) copy_atomically<std::uint16_t>(at, unit, row);

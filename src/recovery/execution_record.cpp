@@ -225,7 +225,7 @@ RecordedSchedule ExecutionRecord::schedule(const RecordedCall& c, int dims) cons
 }
 
 bool records_cache_versions(const Consistency& c) { return c.staleness > 0 && !c.is_managed(); }
-bool values_depend_on_timing(const Consistency& c) { return c.is_managed() || c.hybrid; }
+bool values_depend_on_timing(const Consistency& c) { return c.is_managed() || c.folds(); }
 
 // timing-<n>-<r>.bin: rank r's logs of the call's relaxed arrays whose values depend
 // on timing, one after another (ps/timing_log.hpp). Each rank writes its own.

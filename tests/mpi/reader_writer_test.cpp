@@ -128,8 +128,8 @@ TEST(ReaderWriter, WritersOfHybridArraysFoldThroughTheBuffer) {
   }
 }
 
-// Arrays of two dimensions have no fast path: both go through the array and the
-// Buffer, with the same results.
+// Arrays of two dimensions: a reader's and a writer's elements (fast path or not)
+// are the array's and the Buffer's, with the same results.
 TEST(ReaderWriter, MatricesGoThroughTheArrayAndTheBuffer) {
   const std::int64_t n = 900, rows = 13, cols = 5;
   auto space = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });

@@ -88,14 +88,18 @@ class ElementOps {
   const std::size_t element_size;
   /// One (int64 key, delta) record as messages carry it, padded as the struct is.
   const std::size_t record_size;
-  /// Whether deltas are numbers (managed communication and Hybrid need them).
+  /// Whether deltas are numbers (managed communication ranks them; Hybrid folds them atomically).
   const bool arithmetic;
   /// Whether they are integers (sums in another order are then exact).
   const bool integral;
 
-  // Set by a relaxed table, read by every add: Hybrid folds each delta into the
-  // rank's cache (`cache`) as it is written, during a run.
+  // Set by a relaxed table, read by every add: Hybrid (and read-my-writes) folds each
+  // delta into the rank's cache (`cache`) as it is written, during a run. On one rank
+  // whose cache is the array's own values (`fold_only`), the fold is the whole add:
+  // the delta is applied in place at once and kept nowhere else (apply::sum() makes
+  // that what the clock would do), so the run touches the memory a serial loop does.
   bool folding = false;
+  bool fold_only = false;
   const detail::CacheView* cache = nullptr;
 
   // ---- the pending delta sets: one per thread, or per recorded worker in a replay ----
@@ -120,6 +124,9 @@ class ElementOps {
   virtual detail::CheckpointSnapshot state_snapshot(Bytes storage) = 0;
   /// Collective: reads and verifies saved owner state; the step puts it in place.
   virtual std::function<void()> stage_state(const std::filesystem::path& dir) = 0;
+  /// Adds the delta at `delta` into the element at `to` (read-my-writes: the rank's
+  /// own deltas folded back into its cache; both may be unaligned).
+  virtual void add_bytes(std::byte* to, const std::byte* delta) const = 0;
   /// Arithmetic elements: `n` values at `values` (stride apart) as doubles.
   virtual void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const = 0;
 

@@ -40,9 +40,19 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
 
   /// The per-write path: adds `delta` to element k (row-major) in this thread's set.
   [[gnu::always_inline]] void add(std::int64_t k, const T& delta) {
+    if (folding) [[unlikely]] {
+        fold(k, delta);
+        if (fold_only) return;
+      }
     pending_[static_cast<std::size_t>(detail::t_delta_set)].set.add(k, delta);
-    if constexpr (std::is_arithmetic_v<T>)
-      if (folding) [[unlikely]] fold(k, delta);
+  }
+  /// A row's adds: `len` deltas to the elements [k, k + len) in this thread's set.
+  void add_row(std::int64_t k, const T* delta, std::size_t len) {
+    if (folding) [[unlikely]] {
+        fold_row(k, delta, len);
+        if (fold_only) return;
+      }
+    pending_[static_cast<std::size_t>(detail::t_delta_set)].set.add_row(k, delta, len);
   }
   typename DeltaSet<T>::Slots thread_slots() const {
     return pending_[static_cast<std::size_t>(detail::t_delta_set)].set.slots();
@@ -125,6 +135,13 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
       return static_cast<detail::ArrayBase&>(*state_).stage_load(dir);
     }
   }
+  void add_bytes(std::byte* to, const std::byte* delta) const override {
+    T v, d;
+    std::memcpy(&v, to, sizeof v);
+    std::memcpy(&d, delta, sizeof d);
+    add_into(v, d);
+    std::memcpy(to, &v, sizeof v);
+  }
   void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const override {
     if constexpr (std::is_arithmetic_v<T>) {
       for (std::size_t j = 0; j < n; ++j) {
@@ -176,11 +193,30 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
     DeltaSet<T> set_;
   };
 
-  // Hybrid: the delta also goes, atomically, into the rank's cached copy (the
-  // rank's threads add concurrently and read without locks).
+  // Hybrid: the delta also goes into the rank's cached copy (the rank's threads add
+  // concurrently and read without locks): atomically for a number.
   [[gnu::noinline]] void fold(std::int64_t k, const T& delta) {
-    if (T* unit = cache->unit<T>(k / cache->unit_len))
+    T* unit = folded_unit(k / cache->unit_len);
+    if (!unit) return;
+    if constexpr (std::is_arithmetic_v<T>)
       std::atomic_ref<T>(unit[k % cache->unit_len]).fetch_add(delta, std::memory_order_relaxed);
+    else  // a row struct: a plain add, as fold_row's
+      add_into(unit[k % cache->unit_len], delta);
+  }
+
+  // The cached unit `u` a fold adds into: with fold_only the cache is the values,
+  // laid out like the array, and every unit is there (read or not).
+  T* folded_unit(std::int64_t u) const {
+    return fold_only ? static_cast<T*>(cache->block) + u * cache->unit_len : cache->unit<T>(u);
+  }
+  // Hybrid, a row: added into the cached row with plain adds, as Hogwild adds. Two
+  // threads adding to the same element at once may lose one of the two in the cache
+  // until the clock; the delta sets lose nothing, and the clock's values hold every add.
+  [[gnu::noinline]] void fold_row(std::int64_t k, const T* delta, std::size_t len) {
+    if (T* unit = folded_unit(k / cache->unit_len)) {
+      T* at = unit + k % cache->unit_len;
+      for (std::size_t j = 0; j < len; ++j) add_into(at[j], delta[j]);
+    }
   }
 
   // Before a loop run the sets are almost always empty: then undoing is clearing.

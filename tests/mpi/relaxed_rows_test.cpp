@@ -1,0 +1,299 @@
+// Relaxed arrays by rows: a Buffer over a row struct (DistArray<Vec, 1>), whole rows
+// of a matrix added through add_row and read through a reader's read_row, and Hybrid
+// on the writer's fast path. ctest runs these with 1, 2 and 4 ranks, 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "strata/buffer.hpp"
+#include "strata/loop/accumulator.hpp"
+#include "strata/loop/parallel_for.hpp"
+#include "test_runtime.hpp"
+
+namespace strata {
+namespace {
+using testing::rt;
+
+// A row as an embedding model keeps it: a plain struct, summed with +=.
+struct Vec {
+  float v[50];
+  Vec& operator+=(const Vec& o) {
+    for (int j = 0; j < 50; ++j) v[j] += o.v[j];
+    return *this;
+  }
+};
+
+constexpr std::int64_t kRows = 37, kCols = 50;
+
+// Iteration i adds (i % 7 + 1) * (j + 1) to column j of row (i * 5) % kRows: small
+// integers, so float sums are exact in any order and the totals can be compared.
+float delta_of(std::int64_t i, std::int64_t j) { return static_cast<float>((i % 7 + 1) * (j + 1)); }
+std::int64_t row_of(std::int64_t i) { return i * 5 % kRows; }
+
+std::vector<float> expected_sums(std::int64_t n, int passes) {
+  std::vector<float> sums(static_cast<std::size_t>(kRows * kCols), 0.0f);
+  for (int p = 0; p < passes; ++p)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < kCols; ++j) sums[static_cast<std::size_t>(row_of(i) * kCols + j)] += delta_of(i, j);
+  return sums;
+}
+
+DistArray<std::int64_t, 1> samples(std::int64_t n) {
+  return DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
+}
+
+// A Buffer over a row struct compiles and works for a relaxed array, through the
+// Buffer and through a writer, with reads of whole rows through the array and a reader.
+void check_row_struct(Consistency c) {
+  const std::int64_t n = 600;
+  auto space = samples(n);
+  auto model = DistArray<Vec, 1>::fill(rt(), {kRows}, Vec{});
+  Buffer buf(model, apply::sum(), c);
+  std::atomic<std::int64_t> mismatches{0};
+  for (int pass = 1; pass <= 2; ++pass) {
+    parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+      const auto wr = model.reader();
+      if (wr.read({row_of(i[0])}).v[3] != model.read({row_of(i[0])}).v[3]) ++mismatches;
+      Vec d;
+      for (std::int64_t j = 0; j < kCols; ++j) d.v[j] = delta_of(i[0], j);
+      if (i[0] % 2) buf.writer().add({row_of(i[0])}, d);
+      else buf.add({row_of(i[0])}, d);
+    });
+    const auto want = expected_sums(n, pass);
+    const auto got = model.gather();
+    for (std::int64_t r = 0; r < kRows; ++r)
+      for (std::int64_t j = 0; j < kCols; ++j)
+        ASSERT_EQ(got[static_cast<std::size_t>(r)].v[j], want[static_cast<std::size_t>(r * kCols + j)])
+            << "row " << r << " column " << j << " after pass " << pass;
+  }
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(RelaxedRows, RowStructsUnderBsp) { check_row_struct(bsp().every(25)); }
+TEST(RelaxedRows, RowStructsUnderSsp) { check_row_struct(ssp(2).every(10)); }
+TEST(RelaxedRows, RowStructsUnderHybrid) { check_row_struct(hybrid().every(10)); }
+TEST(RelaxedRows, RowStructsWithReadMyWrites) { check_row_struct(bsp().every(10).read_my_writes()); }
+TEST(RelaxedRows, RowStructsInAPlainBuffer) {
+  const std::int64_t n = 300;
+  auto space = samples(n);
+  auto model = DistArray<Vec, 1>::fill(rt(), {kRows}, Vec{});
+  Buffer buf(model);
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    Vec d;
+    for (std::int64_t j = 0; j < kCols; ++j) d.v[j] = delta_of(i[0], j);
+    buf.writer().add({row_of(i[0])}, d);
+  });
+  const auto want = expected_sums(n, 1);
+  const auto got = model.gather();
+  for (std::int64_t r = 0; r < kRows; ++r)
+    ASSERT_EQ(got[static_cast<std::size_t>(r)].v[49], want[static_cast<std::size_t>(r * kCols + 49)]);
+}
+
+// std::array rows need no operator+=: their deltas are summed component by component.
+TEST(RelaxedRows, StdArrayRowsAreSummedByComponent) {
+  auto space = samples(200);
+  auto model = DistArray<std::array<float, 3>, 1>::fill(rt(), {5}, std::array<float, 3>{});
+  Buffer buf(model, apply::sum(), bsp().every(7));
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    buf.writer().add({i[0] % 5}, std::array<float, 3>{1.0f, 2.0f, static_cast<float>(i[0] % 5)});
+  });
+  for (std::int64_t r = 0; r < 5; ++r)
+    EXPECT_EQ(model.gather()[static_cast<std::size_t>(r)], (std::array<float, 3>{40.0f, 80.0f, 40.0f * r}));
+}
+
+// A matrix's rows through add_row (the Buffer's and a writer's) sum exactly what
+// per-element adds sum, and a reader's read_row is the array's read_row.
+void check_matrix_rows(Consistency c) {
+  const std::int64_t n = 600;
+  auto space = samples(n);
+  auto m = DistArray<float, 2>::zeros(rt(), {kRows, kCols});
+  Buffer buf(m, apply::sum(), c);
+  std::atomic<std::int64_t> mismatches{0};
+  for (int pass = 1; pass <= 2; ++pass) {
+    parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+      const auto wr = m.reader();
+      const auto row = wr.read_row(row_of(i[0]));
+      const auto direct = m.read_row(row_of(i[0]));
+      if (row.size() != static_cast<std::size_t>(kCols) || row[7] != direct[7] || wr.read({row_of(i[0]), 7}) != row[7])
+        ++mismatches;
+      float d[kCols];
+      for (std::int64_t j = 0; j < kCols; ++j) d[j] = delta_of(i[0], j);
+      const auto wb = buf.writer();
+      switch (i[0] % 3) {
+        case 0: wb.add_row(row_of(i[0]), std::span<const float>(d, kCols)); break;
+        case 1: buf.add_row(row_of(i[0]), std::span<const float>(d, kCols)); break;
+        default:
+          for (std::int64_t j = 0; j < kCols; ++j) wb.add({row_of(i[0]), j}, d[j]);
+      }
+    });
+    EXPECT_EQ(m.gather(), expected_sums(n, pass)) << "pass " << pass;
+  }
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(RelaxedRows, MatrixRowsUnderBsp) { check_matrix_rows(bsp()); }
+TEST(RelaxedRows, MatrixRowsUnderSspEveryTenIterations) { check_matrix_rows(ssp(1).every(10)); }
+TEST(RelaxedRows, MatrixRowsUnderHybrid) { check_matrix_rows(hybrid().every(10)); }
+TEST(RelaxedRows, MatrixRowsUnderHybridOneClockPerCall) { check_matrix_rows(hybrid()); }
+TEST(RelaxedRows, MatrixRowsWithReadMyWrites) { check_matrix_rows(ssp(0).every(7).read_my_writes()); }
+TEST(RelaxedRows, MatrixRowsInAPlainBuffer) {
+  const std::int64_t n = 300;
+  auto space = samples(n);
+  auto m = DistArray<float, 2>::zeros(rt(), {kRows, kCols});
+  Buffer buf(m);
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    float d[kCols];
+    for (std::int64_t j = 0; j < kCols; ++j) d[j] = delta_of(i[0], j);
+    buf.writer().add_row(row_of(i[0]), std::span<const float>(d, kCols));
+  });
+  EXPECT_EQ(m.gather(), expected_sums(n, 1));
+}
+
+// A row of the wrong length, or a row outside the matrix, is refused.
+TEST(RelaxedRows, RowsThatDoNotFitAreRefused) {
+  auto space = samples(40);
+  auto m = DistArray<float, 2>::zeros(rt(), {kRows, kCols});
+  Buffer buf(m, apply::sum(), bsp());
+  const std::vector<float> short_row(kCols - 1, 1.0f), row(kCols, 1.0f);
+  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_row(0, short_row); }),
+               ShapeError);
+  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_row(kRows, row); }),
+               ShapeError);
+  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.add_row(-1, row); }), ShapeError);
+}
+
+// Hybrid through a writer's row adds: a worker reads its own row's adds at once (the
+// rank's cache), and every add arrives at the clock. Each worker owns one row.
+TEST(RelaxedRows, HybridRowAddsAreReadAtOnce) {
+  const int W = rt().size() * rt().threads();
+  const std::int64_t K = 30;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * K}, [](const Index<1>& i) { return i[0]; });
+  auto m = DistArray<float, 2>::zeros(rt(), {W, kCols});
+  Buffer buf(m, apply::sum(), hybrid().every(4));
+  std::atomic<std::int64_t> unseen{0};
+  parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+    // Worker v runs iterations [v K, (v + 1) K) in order (as Relaxed.Hybrid* checks);
+    // the row follows the iteration, so the reconnaissance records every worker's row.
+    const std::int64_t v = i[0] / K, j = i[0] % K;
+    const auto wr = m.reader();
+    const float seen = wr.read_row(v)[kCols - 1];
+    if (!detail::t_recording && seen != static_cast<float>(j)) ++unseen;  // reconnaissance adds nothing
+    const std::vector<float> ones(kCols, 1.0f);
+    buf.writer().add_row(v, ones);
+  });
+  EXPECT_EQ(buf.stats().dynamic_reads, 0);
+  EXPECT_EQ(unseen.load(), 0);
+  for (const float x : m.gather()) EXPECT_EQ(x, static_cast<float>(K));
+}
+
+// Read-my-writes on a small embedding-like problem: 16 rows of 8 floats fitted by
+// SGD to targets row . context (32 fixed contexts), row 0 in half the samples, with a
+// coarse clock (64 iterations over all workers per clock). Without read-my-writes a
+// hot row takes some 30 steps from one stale value per clock and diverges; with it
+// each worker (and its rank) steps from its own latest values and converges. (With
+// much coarser clocks the ranks' summed moves overshoot even so: read-my-writes
+// removes the staleness within a rank, not across ranks.)
+double embedding_loss(bool read_my_writes) {
+  constexpr std::int64_t R = 16, D = 8, C = 32, N = 4096;
+  const int W = rt().size() * rt().threads();
+  std::vector<float> ctx(static_cast<std::size_t>(C * D)), planted(static_cast<std::size_t>(R * D));
+  for (std::size_t k = 0; k < ctx.size(); ++k) ctx[k] = (mix64(k + 1) & 1) ? 0.35355339f : -0.35355339f;
+  for (std::size_t k = 0; k < planted.size(); ++k)
+    planted[k] = static_cast<float>(CounterRng(7).uniform(k) * 2 - 1);
+  struct Sample {
+    std::int64_t a, b;
+    float y;
+  };
+  auto space = DistArray<Sample, 1>::generate(rt(), {N}, [&](const Index<1>& i) {
+    const auto h = mix64(static_cast<std::uint64_t>(i[0]) + 77);
+    Sample s{(h & 1) ? 0 : static_cast<std::int64_t>((h >> 8) % R), static_cast<std::int64_t>((h >> 20) % C), 0};
+    for (std::int64_t k = 0; k < D; ++k)
+      s.y += planted[static_cast<std::size_t>(s.a * D + k)] * ctx[static_cast<std::size_t>(s.b * D + k)];
+    return s;
+  });
+  auto m = DistArray<float, 2>::zeros(rt(), {R, D});
+  Consistency c = bsp().every(std::max<std::int64_t>(1, 64 / W));
+  if (read_my_writes) c.read_my_writes();
+  Buffer buf(m, apply::sum(), c);
+  Accumulator<double> loss(rt());
+  double last = 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    parallel_for(space, [&](const Index<1>&, const Sample& s) {
+      const auto row = m.reader().read_row(s.a);
+      const float* x = ctx.data() + s.b * D;
+      float z = 0;
+      for (std::int64_t k = 0; k < D; ++k) z += row[static_cast<std::size_t>(k)] * x[k];
+      const float e = z - s.y;
+      loss += 0.5 * e * e;
+      float d[D];
+      for (std::int64_t k = 0; k < D; ++k) d[k] = -0.3f * e * x[k];
+      buf.writer().add_row(s.a, std::span<const float>(d, D));
+    });
+    last = loss.take() / N;
+  }
+  return last;
+}
+
+TEST(RelaxedRows, ReadMyWritesKeepsACoarseClockFromDiverging) {
+  const double without = embedding_loss(false), with = embedding_loss(true);
+  EXPECT_TRUE(!std::isfinite(without) || without > 1.0) << "without read-my-writes: " << without;
+  EXPECT_LT(with, 1e-3) << "with read-my-writes: " << with;
+}
+
+TEST(RelaxedRows, ReadMyWritesNeedsASumBufferAndPrefetch) {
+  auto w = DistArray<double, 1>::zeros(rt(), {8});
+  EXPECT_THROW(Buffer(w, apply::adagrad(0.1), bsp().read_my_writes()), OptionError);
+  EXPECT_THROW(Buffer(w, apply::sum(), ssp(1).read_my_writes().without_prefetch()), OptionError);
+  Consistency managed = ssp(1).read_my_writes();
+  managed.managed(1e6);
+  EXPECT_THROW(Buffer(w, apply::sum(), Consistency(managed)), OptionError);
+  EXPECT_NO_THROW(Buffer(w, apply::sum(), ssp(1).read_my_writes()));
+}
+
+// Read-my-writes under SSP: each worker adds 1 to its own row per iteration and
+// reads it back. It must see every one of its adds at once, also after a clock whose
+// cache takes an older clock of the owners' values (the rank folds its own later
+// deltas back in); rows of other ranks lag by at most s clocks and never lead.
+// Random sleeps, longer on odd ranks, make the ranks drift apart.
+void check_own_writes_under_ssp(int s, bool matrix) {
+  const int W = rt().size() * rt().threads();
+  const std::int64_t K = 48, N = 4;
+  auto space = DistArray<std::int64_t, 1>::generate(rt(), {W * K}, [](const Index<1>& i) { return i[0]; });
+  auto m = DistArray<float, 2>::zeros(rt(), {W, matrix ? 3 : 1});
+  Buffer buf(m, apply::sum(), ssp(s).every(N).read_my_writes());
+  std::atomic<std::int64_t> wrong{0};
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto before = static_cast<float>(pass * K);
+    parallel_for(space, [&](const Index<1>& i, std::int64_t) {
+      const std::int64_t v = i[0] / K, j = i[0] % K, t = current_clock();
+      const auto h = mix64(static_cast<std::uint64_t>(i[0] * 7 + pass));
+      if (h % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds((h >> 8) % (rt().rank() % 2 ? 300 : 40)));
+      const auto r = m.reader();
+      const float own = r.read_row(v)[0] - before;
+      if (!detail::t_recording && own != static_cast<float>(j)) ++wrong;
+      for (std::int64_t u = 0; u < W; ++u) {
+        const float seen = r.read_row(u)[0] - before;
+        if (!detail::t_recording && u / rt().threads() != rt().rank() &&
+            (seen < static_cast<float>(std::max<std::int64_t>(0, (t - s) * N)) ||
+             seen > static_cast<float>(std::min(t * N, K))))
+          ++wrong;
+      }
+      const std::vector<float> ones(matrix ? 3 : 1, 1.0f);
+      buf.writer().add_row(v, ones);
+    });
+    EXPECT_EQ(wrong.load(), 0) << "pass " << pass;
+    for (const float x : m.gather()) EXPECT_EQ(x, static_cast<float>((pass + 1) * K));
+  }
+}
+
+TEST(RelaxedRows, ReadMyWritesUnderSsp2SeesEveryOwnAdd) { check_own_writes_under_ssp(2, true); }
+TEST(RelaxedRows, ReadMyWritesUnderSsp1SeesEveryOwnAdd) { check_own_writes_under_ssp(1, false); }
+
+}  // namespace
+}  // namespace strata
