@@ -207,10 +207,9 @@ class DistArray : public detail::ArrayBase {
     return read_row(first, rest...);
   }
   /// read_row at index `i` (its last subscript ignored): for ArrayReader's misses.
-  std::span<const T> read_row_at(const Index<N>& i, std::source_location where) const {
-    Index<N> at = i;
-    at[N - 1] = 0;
-    return const_cast<DistArray*>(this)->row_span(at, where, detail::AccessMode::read);
+  std::span<const T> read_row_at(Index<N> i, std::source_location where) const {
+    i[N - 1] = 0;
+    return const_cast<DistArray*>(this)->row_span(i, where, detail::AccessMode::read);
   }
 
   /// Calls f(index, value&) for every local element: row-major (dense) or key order (sparse).
@@ -339,9 +338,8 @@ class DistArray : public detail::ArrayBase {
   static void check_in_bounds(Runtime& rt, const Shape<N>& shape, const std::vector<entry_type>& entries,
                               const char* what);
 
-  // Zeroed storage for the local box, on huge pages where the system allows: loop
-  // bodies reach the rows of large arrays (factor matrices) at random, and with 4 KiB
-  // pages almost every such access also missed the TLB.
+  // Zeroed storage for the local box, on huge pages where the system allows: loop bodies reach
+  // rows of large arrays (factors) at random, and with 4 KiB pages almost every access missed the TLB.
   void allocate_dense() { dense_ = detail::make_huge<T>(static_cast<std::size_t>(local_box_volume())); }
 
   std::int64_t local_box_volume() const {
@@ -356,9 +354,8 @@ class DistArray : public detail::ArrayBase {
       if (T* c = cached(i, mode, false)) return c;
       T* p = find(i);
       void* alt = detail::t_observer->on_access(*this, where, mode, i, false, p, sizeof(T));
-      if (alt) return static_cast<T*>(alt);
-      if (!p) throw_not_local(i, where);
-      return p;
+      if (!alt && !p) throw_not_local(i, where);
+      return alt ? static_cast<T*>(alt) : p;
     }
     T* p = find(i);
     if (!p) throw_not_local(i, where);
