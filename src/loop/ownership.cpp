@@ -10,11 +10,6 @@ namespace {
 
 using Kind = analysis::Subscript::Kind;
 
-// A unit's state: 0 untouched; w + 1 read by worker w only; kShared read by several
-// workers; kWritten | (w + 1) written (and perhaps read) by worker w only.
-constexpr std::uint16_t kShared = 0x7fff;
-constexpr std::uint16_t kWritten = 0x8000;
-
 }  // namespace
 
 bool keyed_by_row(const Plan& plan, std::uint64_t array_id) {
@@ -55,30 +50,10 @@ void OwnershipTable::reset() {
   for (auto& s : states_) s.store(0, std::memory_order_relaxed);
 }
 
-const OwnershipTable::Tracked* OwnershipTable::find(const strata::detail::ArrayBase& array) {
-  for (const auto& t : arrays_)
-    if (t.array == &array) return &t;
-  return nullptr;
-}
-
-bool OwnershipTable::claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
-                           bool whole_last, bool write, int worker) {
-  const Tracked* t = find(array);
-  if (!t) return !write;  // the plan knows of no write to this array: a site it never saw
-  const auto tag = static_cast<std::uint16_t>(worker + 1);
-  const std::size_t dims = t->shape.size();
-  const std::size_t prefix = t->by_row || whole_last ? dims - 1 : dims;  // subscripts that pick the unit
-  std::size_t unit = 0;
-  for (std::size_t d = 0; d < prefix; ++d) {
-    // Out-of-shape subscripts are the accessor's to report; they claim nothing.
-    if (index[d] < 0 || index[d] >= t->shape[d]) return true;
-    unit = unit * static_cast<std::size_t>(t->shape[d]) + static_cast<std::size_t>(index[d]);
-  }
-  if (t->by_row || !whole_last) return claim_unit(t->first + unit, write, tag);
-  // A whole row of an array tracked by element: every element of the row.
-  const auto width = static_cast<std::size_t>(t->shape[dims - 1]);
+bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint16_t tag) {
+  const auto width = static_cast<std::size_t>(t.shape.back());
   for (std::size_t k = 0; k < width; ++k)
-    if (!claim_unit(t->first + unit * width + k, write, tag)) return false;
+    if (!claim_unit(t.first + row * width + k, write, tag)) return false;
   return true;
 }
 

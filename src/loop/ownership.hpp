@@ -53,8 +53,31 @@ class OwnershipTable {
   /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
   /// touches for `worker` (0-based, below 32767). False when another worker's claim
   /// conflicts with it, or when it writes an array the table does not track.
+  /// Inline: every access of a re-validating run comes here.
   bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,
-             int worker);
+             int worker) {
+    const Tracked* t = find(array);
+    if (!t) [[unlikely]]
+      return !write;  // the plan knows of no write to this array: a site it never saw
+    const std::size_t dims = t->shape.size();
+    const bool one_unit = t->by_row || !whole_last;
+    const std::size_t prefix = one_unit && !t->by_row ? dims : dims - 1;  // subscripts that pick the unit
+    std::size_t unit = 0;
+    for (std::size_t d = 0; d < prefix; ++d) {
+      // Out-of-shape subscripts are the accessor's to report; they claim nothing.
+      if (static_cast<std::uint64_t>(index[d]) >= static_cast<std::uint64_t>(t->shape[d])) [[unlikely]]
+        return true;
+      unit = unit * static_cast<std::size_t>(t->shape[d]) + static_cast<std::size_t>(index[d]);
+    }
+    const auto tag = static_cast<std::uint16_t>(worker + 1);
+    if (!one_unit) [[unlikely]]
+      return claim_row_elements(*t, unit, write, tag);
+    // Already held as this access needs it: no write to shared memory.
+    const std::uint16_t now = states_[t->first + unit].load(std::memory_order_relaxed);
+    if (now == (kWritten | tag) || (!write && (now == tag || now == kShared))) [[likely]]
+      return true;
+    return claim_unit(t->first + unit, write, tag);
+  }
   /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".
   std::string describe() const;
   std::size_t units() const { return states_.size(); }
@@ -68,8 +91,19 @@ class OwnershipTable {
     std::size_t first = 0;   ///< its first unit in states_
     std::size_t count = 0;
   };
+  // A unit's state: 0 untouched; w + 1 read by worker w only; kShared read by several
+  // workers; kWritten | (w + 1) written (and perhaps read) by worker w only.
+  static constexpr std::uint16_t kShared = 0x7fff;
+  static constexpr std::uint16_t kWritten = 0x8000;
+
   bool claim_unit(std::size_t unit, bool write, std::uint16_t tag);
-  const Tracked* find(const strata::detail::ArrayBase& array);
+  /// A whole row of an array tracked by element: every element of the row.
+  bool claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint16_t tag);
+  const Tracked* find(const strata::detail::ArrayBase& array) const {
+    for (const auto& t : arrays_)
+      if (t.array == &array) return &t;
+    return nullptr;
+  }
 
   std::vector<Tracked> arrays_;
   std::unique_ptr<std::atomic<std::uint16_t>[]> states_storage_;
