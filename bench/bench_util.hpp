@@ -2,12 +2,25 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "strata/error.hpp"
+
 namespace strata::bench {
+
+/// A benchmark option's value: a non-negative integer, or an OptionError naming the option.
+inline std::int64_t number(const std::string& option, const char* text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (!text[0] || *end || v < 0)
+    throw strata::OptionError(option + " needs a non-negative integer, not '" + text + "'");
+  return v;
+}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -66,9 +66,10 @@ int main(int argc, char** argv) try {
   Probe p;
   int repeat = 7;
   bool key_order = false;
-  for (int k = 1; k + 1 < argc; k += 2) {
+  for (int k = 1; k < argc; k += 2) {
     const std::string a = argv[k];
-    const long long v = std::atoll(argv[k + 1]);
+    if (k + 1 >= argc) throw strata::OptionError("option " + a + " needs a value");
+    const std::int64_t v = strata::bench::number(a, argv[k + 1]);
     if (a == "--communities") p.communities = v;
     else if (a == "--size") p.size = v;
     else if (a == "--edges") p.edges = v;
@@ -77,6 +78,9 @@ int main(int argc, char** argv) try {
     else if (a == "--key-order") key_order = v != 0;
     else throw strata::OptionError("unknown option " + a);
   }
+  if (p.communities < 1 || p.size < 1 || p.dim < 1 || repeat < 1 || p.edges > p.communities * p.size * p.size)
+    throw strata::OptionError("--communities, --size, --dim and --repeat must be positive, and --edges at most "
+                              "communities x size x size");
   std::vector<strata::Entry<float, 2>> mine;
   std::vector<std::array<std::int64_t, 2>> all;
   if (rt.rank() == 0) {

@@ -165,12 +165,7 @@ int run(strata::Runtime& rt, const Options& o, Apply apply) {
   return 0;
 }
 
-std::int64_t number(const std::string& option, const char* text) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (!text[0] || *end || v < 0) throw strata::OptionError(option + " needs a non-negative integer, not '" + text + "'");
-  return v;
-}
+using strata::bench::number;
 
 }  // namespace
 
