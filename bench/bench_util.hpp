@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -26,6 +27,19 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const auto n = v.size();
   return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+/// The per-pass table: "pass  strata <metric>  serial <metric>" (the serial column
+/// only when `twin` has values).
+inline void print_pass_table(const std::string& metric, const std::vector<double>& strata,
+                             const std::vector<double>& twin) {
+  const int width = static_cast<int>(metric.size()) + 7;
+  std::printf("pass  strata %s%s\n", metric.c_str(), twin.empty() ? "" : ("  serial " + metric).c_str());
+  for (std::size_t p = 0; p < strata.size(); ++p) {
+    std::printf("%4zu  %*.6f", p + 1, width, strata[p]);
+    if (p < twin.size()) std::printf("  %*.6f", width, twin[p]);
+    std::printf("\n");
+  }
 }
 
 /// "Intel(R) Xeon(R) ... , 2 cores" from /proc/cpuinfo.

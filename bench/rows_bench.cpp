@@ -205,12 +205,7 @@ int run(strata::Runtime& rt, const Options& o) {
     std::printf("rank 0: %lld clocks, cache hit rate %.4f, %.1f MB in %lld messages sent, %.3f s blocked\n",
                 static_cast<long long>(st.clocks), st.cache_hit_rate(), static_cast<double>(st.bytes_sent) / 1e6,
                 static_cast<long long>(st.messages_sent), st.blocked_seconds);
-    std::printf("pass  strata loss%s\n", twin_loss.empty() ? "" : "  serial loss");
-    for (int p = 0; p < o.passes; ++p) {
-      std::printf("%4d  %11.6f", p + 1, strata_loss[static_cast<std::size_t>(p)]);
-      if (!twin_loss.empty()) std::printf("  %11.6f", twin_loss[static_cast<std::size_t>(p)]);
-      std::printf("\n");
-    }
+    strata::bench::print_pass_table("loss", strata_loss, twin_loss);
   }
   return 0;
 }

@@ -155,12 +155,7 @@ int run(strata::Runtime& rt, const Options& o, Apply apply) {
       std::printf("rank 0 managed communication: %.1f MB in %lld messages (%lld deltas sent early)\n",
                   static_cast<double>(st.managed_bytes) / 1e6, static_cast<long long>(st.managed_messages),
                   static_cast<long long>(st.managed_deltas));
-    std::printf("pass  strata log-loss%s\n", twin_loss.empty() ? "" : "  serial log-loss");
-    for (int p = 0; p < o.passes; ++p) {
-      std::printf("%4d  %15.6f", p + 1, strata_loss[static_cast<std::size_t>(p)]);
-      if (!twin_loss.empty()) std::printf("  %15.6f", twin_loss[static_cast<std::size_t>(p)]);
-      std::printf("\n");
-    }
+    strata::bench::print_pass_table("log-loss", strata_loss, twin_loss);
   }
   return 0;
 }
