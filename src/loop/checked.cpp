@@ -57,12 +57,13 @@ void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const s
       site_known ? "does not fit the subscripts the sampled reconnaissance found" : "comes from a site it never saw"));
 }
 
-void CheckedObserver::claim_failed(const strata::detail::ArrayBase& array, const std::source_location& where,
-                                   std::span<const std::int64_t> index, bool whole_last) const {
+void claim_refused(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last,
+                   std::span<const std::int64_t> iteration, const std::string& site) {
   throw SpeculationFailed(fmt::format(
-      "access {} at {} in iteration ({}) touches what another thread's iterations touch in this call, one of them "
-      "writing it: the conflict groups recorded when the loop was planned no longer hold",
-      shown(array, index, whole_last), strata::detail::site_label(where), fmt::join(iteration_, ", ")));
+      "access {}{} in iteration ({}) touches what another thread's iterations touch in this call, one of them "
+      "writing it (or writes an array the plan never saw written): the conflict groups recorded when the loop was "
+      "planned no longer hold",
+      shown(array, index, whole_last), site.empty() ? "" : " at " + site, fmt::join(iteration, ", ")));
 }
 
 void CheckedObserver::check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array,

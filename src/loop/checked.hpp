@@ -35,6 +35,13 @@ class SpeculationFailed : public Error {
   using Error::Error;
 };
 
+/// Throws SpeculationFailed for an access whose claim (loop/ownership.hpp) was
+/// refused, naming the access, its site when known ("" otherwise) and the iteration.
+[[noreturn, gnu::cold, gnu::noinline]] void claim_refused(const strata::detail::ArrayBase& array,
+                                                          std::span<const std::int64_t> index, bool whole_last,
+                                                          std::span<const std::int64_t> iteration,
+                                                          const std::string& site);
+
 class CheckedObserver final : public strata::detail::AccessObserver {
  public:
   CheckedObserver(const Plan& plan, bool check_bounds, bool check_fits)
@@ -61,7 +68,7 @@ class CheckedObserver final : public strata::detail::AccessObserver {
       fit_failed(array, where, index, whole_last, planned != nullptr);
     if (owners_ && mode != strata::detail::AccessMode::buffered &&
         !owners_->claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
-      claim_failed(array, where, index, whole_last);
+      claim_refused(array, index, whole_last, iteration_, strata::detail::site_label(where));
     if (check_bounds_) check_planned(planned, array, where, mode, index, whole_last);
     return nullptr;
   }
@@ -113,9 +120,6 @@ class CheckedObserver final : public strata::detail::AccessObserver {
                                                          const std::source_location& where,
                                                          std::span<const std::int64_t> index, bool whole_last,
                                                          bool site_known) const;
-  [[noreturn, gnu::cold, gnu::noinline]] void claim_failed(const strata::detail::ArrayBase& array,
-                                                           const std::source_location& where,
-                                                           std::span<const std::int64_t> index, bool whole_last) const;
   // Checked mode: the site must be planned and the access inside the partition.
   void check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array, const std::source_location& where,
                      strata::detail::AccessMode mode, std::span<const std::int64_t> index, bool whole_last) const;

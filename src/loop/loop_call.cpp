@@ -49,6 +49,14 @@ std::vector<strata::detail::ArrayBase*> changed_by(const Plan& plan, const Space
   return changed;
 }
 
+// A run by `plan` with nothing checked, and its Buffers' deltas applied.
+std::shared_ptr<Plan> run_unchecked(const SpaceView& space, const LoopBody& body, std::shared_ptr<Plan> plan,
+                                    const LoopOptions& options) {
+  run_plan(space, body, *plan, options, false);
+  flush_buffers(*plan);
+  return plan;
+}
+
 std::shared_ptr<Plan> replan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                              const std::source_location& where, const LoopOptions& key_options,
                              const Plan* previous = nullptr) {
@@ -64,9 +72,7 @@ std::shared_ptr<Plan> run_serially(const SpaceView& space, const LoopBody& body,
   serial.strategy = analysis::Strategy::serial;
   std::shared_ptr<Plan> plan = replan(space, body, serial, where, options);
   plan->serial_reason = std::move(why);
-  run_plan(space, body, *plan, serial, false);
-  flush_buffers(*plan);
-  return plan;
+  return run_unchecked(space, body, std::move(plan), serial);
 }
 
 // A groups plan over irregular subscripts (plan.ownership): every run claims what it
@@ -106,9 +112,7 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
       plan->revalidation_failure = std::move(failure);
       plan->changed_calls = changed;
       if (plan->ownership) continue;
-      run_plan(space, body, *plan, options, false);
-      flush_buffers(*plan);
-      return plan;
+      return run_unchecked(space, body, std::move(plan), options);
     }
     if (options.checked || checked_by_environment())
       throw Error(fmt::format("checked mode: loop at {}: the accesses of its run differ from those its "
@@ -147,9 +151,7 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
     plan->speculation_failure = std::move(failure);
   }
   if (plan->ownership) return run_revalidated(space, body, options, where, std::move(plan));
-  run_plan(space, body, *plan, options, false);
-  flush_buffers(*plan);
-  return plan;
+  return run_unchecked(space, body, std::move(plan), options);
 }
 
 // Record mode: the id of the schedule of `plan`'s runs, written on its first call.

@@ -80,7 +80,6 @@ class OwnershipTable {
   }
   /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".
   std::string describe() const;
-  std::size_t units() const { return states_.size(); }
 
  private:
   struct Tracked {
