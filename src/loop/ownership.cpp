@@ -41,9 +41,7 @@ OwnershipTable::OwnershipTable(const Plan& plan) {
     t.first = total;
     total += t.count;
   }
-  states_storage_ = std::make_unique<std::atomic<std::uint16_t>[]>(total);
-  states_ = {states_storage_.get(), total};
-  reset();
+  states_ = std::vector<std::atomic<std::uint16_t>>(total);  // all untouched
 }
 
 void OwnershipTable::reset() {
@@ -57,7 +55,7 @@ bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool 
   return true;
 }
 
-bool OwnershipTable::claim_unit(std::size_t unit, bool write, std::uint16_t tag) {
+bool OwnershipTable::take_unit(std::size_t unit, bool write, std::uint16_t tag) {
   std::atomic<std::uint16_t>& state = states_[unit];
   std::uint16_t now = state.load(std::memory_order_relaxed);
   for (;;) {

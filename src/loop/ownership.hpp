@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -72,10 +71,6 @@ class OwnershipTable {
     const auto tag = static_cast<std::uint16_t>(worker + 1);
     if (!one_unit) [[unlikely]]
       return claim_row_elements(*t, unit, write, tag);
-    // Already held as this access needs it: no write to shared memory.
-    const std::uint16_t now = states_[t->first + unit].load(std::memory_order_relaxed);
-    if (now == (kWritten | tag) || (!write && (now == tag || now == kShared))) [[likely]]
-      return true;
     return claim_unit(t->first + unit, write, tag);
   }
   /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".
@@ -95,7 +90,15 @@ class OwnershipTable {
   static constexpr std::uint16_t kShared = 0x7fff;
   static constexpr std::uint16_t kWritten = 0x8000;
 
-  bool claim_unit(std::size_t unit, bool write, std::uint16_t tag);
+  bool claim_unit(std::size_t unit, bool write, std::uint16_t tag) {
+    // Already held as this access needs it (the common case): no write to shared memory.
+    const std::uint16_t now = states_[unit].load(std::memory_order_relaxed);
+    if (now == (kWritten | tag) || (!write && (now == tag || now == kShared))) [[likely]]
+      return true;
+    return take_unit(unit, write, tag);
+  }
+  /// The state change of a claim, by compare-and-swap; false when it conflicts.
+  bool take_unit(std::size_t unit, bool write, std::uint16_t tag);
   /// A whole row of an array tracked by element: every element of the row.
   bool claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint16_t tag);
   const Tracked* find(const strata::detail::ArrayBase& array) const {
@@ -105,8 +108,7 @@ class OwnershipTable {
   }
 
   std::vector<Tracked> arrays_;
-  std::unique_ptr<std::atomic<std::uint16_t>[]> states_storage_;
-  std::span<std::atomic<std::uint16_t>> states_;
+  std::vector<std::atomic<std::uint16_t>> states_;  ///< one per unit, arrays_ after one another
 };
 
 }  // namespace strata::loop
