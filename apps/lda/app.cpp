@@ -19,13 +19,19 @@ namespace strata::apps {
 
 namespace {
 
+// K: --topics, or "auto": the planted topics on synthetic data, 20 on real data.
+int topics_to_learn(const RunConfig& c) {
+  if (c.options.text("topics") != "auto") return static_cast<int>(c.options.integer("topics", 1, 100000));
+  return c.data_path.empty() ? static_cast<int>(c.synthetic.integer("topics", 1, 100000)) : 20;
+}
+
 lda::Problem make_problem(Runtime& rt, const RunConfig& c) {
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "corpus");
     lda::Problem p = lda::load(rt, c.data_path);
     // The model counts documents x topics and words x topics: sizes a docword header
     // gives, checked before they are allocated.
-    const std::int64_t topics = c.options.text("topics") == "auto" ? 20 : c.options.integer("topics", 1, 100000);
+    const std::int64_t topics = topics_to_learn(c);
     const auto k = static_cast<double>(topics);
     MemoryNeeds()
         .add(fmt::format("{}: {} documents with {} topics", c.data_path, p.docs, topics), double(p.docs) * k, 8)
@@ -53,11 +59,7 @@ lda::Problem make_problem(Runtime& rt, const RunConfig& c) {
 
 lda::Options make_options(const RunConfig& c) {
   lda::Options o;
-  // K defaults to the planted topics on synthetic data, and to 20 on real data.
-  if (c.options.text("topics") == "auto")
-    o.topics = c.data_path.empty() ? static_cast<int>(c.synthetic.integer("topics", 1, 100000)) : 20;
-  else
-    o.topics = static_cast<int>(c.options.integer("topics", 1, 100000));
+  o.topics = topics_to_learn(c);
   o.alpha = c.options.real("alpha", 1e-6, 1e6);
   o.beta = c.options.real("beta", 1e-6, 1e6);
   o.rounds = static_cast<int>(c.options.integer("rounds", 0, 1024));

@@ -64,16 +64,15 @@ mf::Problem make_problem(Runtime& rt, const RunConfig& c) {
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "rating file");
     p = mf::load(rt, c.data_path, holdout, c.seed);
-    if (!test.empty()) attach_test_file(p, test);
-    return p;
+  } else {
+    mf::SyntheticSpec s;
+    s.users = c.synthetic.integer("users", 1);
+    s.items = c.synthetic.integer("items", 1);
+    s.ratings = c.synthetic.integer("ratings", 1);
+    s.rank = static_cast<int>(c.synthetic.integer("rank", 1, 1000));
+    check_synthetic_sizes(c, s);
+    p = mf::generate(s, holdout, c.seed);
   }
-  mf::SyntheticSpec s;
-  s.users = c.synthetic.integer("users", 1);
-  s.items = c.synthetic.integer("items", 1);
-  s.ratings = c.synthetic.integer("ratings", 1);
-  s.rank = static_cast<int>(c.synthetic.integer("rank", 1, 1000));
-  check_synthetic_sizes(c, s);
-  p = mf::generate(s, holdout, c.seed);
   if (!test.empty()) attach_test_file(p, test);
   return p;
 }
@@ -95,11 +94,7 @@ mf::Options make_options(const RunConfig& c) {
   o.rank = static_cast<int>(c.options.integer("rank", 1, mf::kMaxRank));
   const std::string& step = c.options.choice("step", {"rows", "plain", "adagrad"});
   o.step = step == "rows" ? mf::Step::rows : step == "plain" ? mf::Step::plain : mf::Step::adagrad;
-  const std::string& loss = c.options.choice("loss", {"squared", "absolute", "logistic", "hinge"});
-  o.loss = loss == "squared"    ? mf::Loss::squared
-           : loss == "absolute" ? mf::Loss::absolute
-           : loss == "logistic" ? mf::Loss::logistic
-                                : mf::Loss::hinge;
+  o.loss = mf::parse_loss(c.options.choice("loss", {"squared", "absolute", "logistic", "hinge"}), "--loss");
   o.lr = static_cast<float>(c.options.real("lr", 1e-9, 10));
   std::tie(o.l2_user, o.l2_item) = weight_pair(c.options, "l2");
   std::tie(o.l1_user, o.l1_item) = weight_pair(c.options, "l1");

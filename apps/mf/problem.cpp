@@ -16,19 +16,21 @@ namespace strata::apps::mf {
 
 namespace {
 
-// Held-out membership depends only on the pair and the seed, so the split is the
-// same whatever order the ratings arrive in.
-bool held_out(std::int64_t user, std::int64_t item, double holdout, std::uint64_t seed) {
+// Held-out membership and folds depend only on the pair and the seed, so the split is
+// the same whatever order the ratings arrive in: a hash of the pair as a number in [0, 1).
+double pair_unit(std::int64_t user, std::int64_t item, std::uint64_t seed) {
   const std::uint64_t h = mix64(seed ^ mix64(static_cast<std::uint64_t>(user) * 0x9E3779B97F4A7C15ULL +
                                               static_cast<std::uint64_t>(item)));
-  return static_cast<double>(h >> 11) * 0x1.0p-53 < holdout;
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 
-// The fold of a pair: the same hash, cut into `folds` equal ranges.
+bool held_out(std::int64_t user, std::int64_t item, double holdout, std::uint64_t seed) {
+  return pair_unit(user, item, seed) < holdout;
+}
+
+// The fold of a pair: the same number, cut into `folds` equal ranges.
 int fold_of(std::int64_t user, std::int64_t item, int folds, std::uint64_t seed) {
-  const std::uint64_t h = mix64(seed ^ mix64(static_cast<std::uint64_t>(user) * 0x9E3779B97F4A7C15ULL +
-                                              static_cast<std::uint64_t>(item)));
-  return static_cast<int>(static_cast<double>(h >> 11) * 0x1.0p-53 * folds);
+  return static_cast<int>(pair_unit(user, item, seed) * folds);
 }
 
 // The sets are sized first: growing them rating by rating copied them about twice

@@ -58,21 +58,26 @@ void axpy(float alpha, const float* x, float* y, std::size_t n) {
   for (; k < n; ++k) y[k] += alpha * x[k];
 }
 
-float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg) {
-  const float e = r - dot(w, h, n);
-  const float shrink = 1.0f - lr * reg, step = lr * e;
-  const f16 a = splat(shrink), b = splat(step);
+void pair_update(float* w, float* h, std::size_t n, float aw, float bw, float ah, float bh) {
+  const f16 va = splat(aw), vb = splat(bw), vc = splat(ah), vd = splat(bh);
   std::size_t k = 0;
   for (; k + 16 <= n; k += 16) {
     const f16 wk = load(w + k), hk = load(h + k);
-    store(w + k, a * wk + b * hk);
-    store(h + k, a * hk + b * wk);
+    store(w + k, va * wk + vb * hk);
+    store(h + k, vc * hk + vd * wk);
   }
   for (; k < n; ++k) {
     const float wk = w[k], hk = h[k];
-    w[k] = shrink * wk + step * hk;
-    h[k] = shrink * hk + step * wk;
+    w[k] = aw * wk + bw * hk;
+    h[k] = ah * hk + bh * wk;
   }
+}
+
+// The plain step is the pair update with both rows shrunk alike and stepped alike.
+float sgd_mf_step(float* w, float* h, std::size_t n, float r, float lr, float reg) {
+  const float e = r - dot(w, h, n);
+  const float shrink = 1.0f - lr * reg, step = lr * e;
+  pair_update(w, h, n, shrink, step, shrink, step);
   return e;
 }
 
@@ -105,21 +110,6 @@ float dot_and_norms(const float* w, const float* h, std::size_t n, float* ww, fl
   *ww = sw;
   *hh = sh;
   return wh;
-}
-
-void pair_update(float* w, float* h, std::size_t n, float aw, float bw, float ah, float bh) {
-  const f16 va = splat(aw), vb = splat(bw), vc = splat(ah), vd = splat(bh);
-  std::size_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    const f16 wk = load(w + k), hk = load(h + k);
-    store(w + k, va * wk + vb * hk);
-    store(h + k, vc * hk + vd * wk);
-  }
-  for (; k < n; ++k) {
-    const float wk = w[k], hk = h[k];
-    w[k] = aw * wk + bw * hk;
-    h[k] = ah * hk + bh * wk;
-  }
 }
 
 }  // namespace strata::kernels::STRATA_KERNEL_NS
