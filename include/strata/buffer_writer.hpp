@@ -48,9 +48,8 @@ class BufferWriter {
   static constexpr std::size_t rank = B::rank;
 
   explicit BufferWriter(B& buffer) : buffer_(&buffer) {
-    if (!buffer.writes_fast()) return;
-    const detail::CacheView* fold = buffer.fold_view();
-    if (buffer.folds() && !fold) return;  // Hybrid with a compact cache: Buffer::add folds
+    if (!buffer.writes_fast()) return;  // e.g. Hybrid with a compact cache: Buffer::add folds
+    const detail::CacheView* fold = buffer.fold_view();  // set whenever the buffer folds
     keep_ = !buffer.folds_only();
     if (keep_) {
       slots_ = buffer.thread_slots();

@@ -16,14 +16,15 @@ namespace {
 
 constexpr std::size_t kRun = 512;  // elements located per call of the apply
 
-// Packs drained runs into per-owner messages.
+// Packs drained runs of single elements (row_len 1; rows go to RowPacker) into
+// per-owner messages.
 class Packer final : public DeltaSink {
  public:
   Packer(const ElementOps& ops, const Geometry& g, std::vector<Bytes>& out) : ops_(ops), g_(g), out_(out) {}
   void take(const DeltaRun& run) override {
     const std::size_t record = ops_.record_size, elem = ops_.element_size;
     for (std::size_t j = 0; j < run.n; ++j) {
-      Bytes& b = out_[static_cast<std::size_t>(memo_.owner_of(g_, run.keys[j]))];
+      Bytes& b = out_[static_cast<std::size_t>(g_.owner_of(run.keys[j]))];
       const std::size_t at = b.size();
       b.resize(at + record);
       std::memcpy(b.data() + at, &run.keys[j], sizeof(std::int64_t));
@@ -35,7 +36,6 @@ class Packer final : public DeltaSink {
   const ElementOps& ops_;
   const Geometry& g_;
   std::vector<Bytes>& out_;
-  RowMemo memo_;
 };
 
 // Packs drained runs into per-owner messages as row runs: a RowRun header, then the

@@ -16,10 +16,10 @@ namespace strata::ps {
 void Table::flush_clock(std::int64_t clock) {
   const Header h{kDeltas, 0, clock, 0};
   const auto prefix = std::as_bytes(std::span(&h, 1));
-  const auto out = geo_.row_len > 1 ? pack_rows_for_owners(ops_, geo_, rt_.size(), prefix)
-                                    : pack_for_owners(ops_, geo_, rt_.size(), prefix);
+  auto out = geo_.row_len > 1 ? pack_rows_for_owners(ops_, geo_, rt_.size(), prefix)
+                              : pack_for_owners(ops_, geo_, rt_.size(), prefix);
   for (int r = 0; r < rt_.size(); ++r) send(r, out[static_cast<std::size_t>(r)]);
-  if (refolds_) own_sent_.emplace_back(clock, out);
+  if (refolds_) own_sent_.emplace_back(clock, std::move(out));
 }
 
 // Read-my-writes under SSP: the cache now holds clock `take` of the units updates
