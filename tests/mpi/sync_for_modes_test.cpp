@@ -11,6 +11,7 @@
 
 #include "strata/loop/accumulator.hpp"
 #include "strata/sync_for.hpp"
+#include "sync_twin.hpp"
 #include "test_runtime.hpp"
 
 namespace strata {
@@ -37,19 +38,8 @@ void sgd(std::int64_t i, std::vector<double>& m) {
   m[kDims] -= kRate * err;
 }
 
-// Per worker (rank-major, `per_rank` workers a rank), its samples in order: a rank's
-// part of the space split among its workers in contiguous runs.
 std::vector<std::vector<std::int64_t>> work_of(const DistArray<std::int64_t, 1>& space, int per_rank) {
-  std::vector<std::vector<std::int64_t>> of_rank(static_cast<std::size_t>(rt().size()));
-  for (std::int64_t i = 0; i < kPoints; ++i)
-    of_rank[static_cast<std::size_t>(space.distribution_of().owner(Index<1>{i}.data()))].push_back(i);
-  std::vector<std::vector<std::int64_t>> out;
-  for (const auto& mine : of_rank)
-    for (int t = 0; t < per_rank; ++t) {
-      const auto n = static_cast<std::int64_t>(mine.size());
-      out.emplace_back(mine.begin() + n * t / per_rank, mine.begin() + n * (t + 1) / per_rank);
-    }
-  return out;
+  return testing::sync_work_of(space, kPoints, per_rank);
 }
 
 // The serial twin of SSP with staleness s and summed or averaged deltas, as

@@ -11,6 +11,7 @@
 #include "strata/buffer.hpp"
 #include "strata/loop/accumulator.hpp"
 #include "strata/sync_for.hpp"
+#include "sync_twin.hpp"
 #include "test_runtime.hpp"
 
 namespace strata {
@@ -55,17 +56,9 @@ struct Model {
 };
 Model twin(const DistArray<std::int64_t, 1>& space, int epochs, std::int64_t batch, How how) {
   const int R = rt().size(), T = rt().threads();
-  std::vector<std::vector<std::int64_t>> of_rank(static_cast<std::size_t>(R));
-  for (std::int64_t i = 0; i < kSamples; ++i)
-    of_rank[static_cast<std::size_t>(space.distribution_of().owner(Index<1>{i}.data()))].push_back(i);
-  std::vector<std::vector<std::int64_t>> of_worker;
+  const auto of_worker = testing::sync_work_of(space, kSamples, T);
   std::int64_t most = 0;
-  for (const auto& mine : of_rank)
-    for (int t = 0; t < T; ++t) {
-      const auto n = static_cast<std::int64_t>(mine.size());
-      of_worker.emplace_back(mine.begin() + n * t / T, mine.begin() + n * (t + 1) / T);
-      most = std::max<std::int64_t>(most, static_cast<std::int64_t>(of_worker.back().size()));
-    }
+  for (const auto& work : of_worker) most = std::max<std::int64_t>(most, static_cast<std::int64_t>(work.size()));
   Model m{std::vector<double>(kFeatures, 0.0), 0};
   const auto size = static_cast<std::size_t>(kFeatures) + 1;  // w, then b
   for (int e = 0; e < epochs; ++e)
