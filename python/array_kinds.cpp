@@ -1,9 +1,6 @@
 #include "array_kinds.hpp"
 
-#include <string_view>
-
 #include "strata/io/checkpoint_format.hpp"
-#include "strata/io/files.hpp"
 
 namespace py = pybind11;
 
@@ -18,12 +15,8 @@ std::string numpy_tag(const py::array& a) {
 }
 
 SavedKind saved_kind(const std::filesystem::path& dir) {
-  const auto file = dir / detail::kManifestName;
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) throw CheckpointError(fmt::format("{}: missing", file.string()));
-  const Bytes text = detail::read_file(file, detail::kMaxManifestBytes, detail::Links::refuse);
-  const std::string_view chars(reinterpret_cast<const char*>(text.data()), text.size());
-  const detail::CheckpointManifest m = detail::parse_manifest(chars, file.string());
+  const detail::CheckpointManifest m =
+      detail::parse_manifest(detail::read_manifest_text(dir), (dir / detail::kManifestName).string());
   return {m.type_tag, m.dims};
 }
 

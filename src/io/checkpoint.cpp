@@ -120,25 +120,6 @@ void finish(const Comm& comm, const CheckpointManifest& meta, const std::vector<
   commit(dir, tmp, nonce);
 }
 
-std::string read_manifest_text(const fs::path& dir) {
-  if (!fs::exists(dir))
-    throw CheckpointError(fmt::format("checkpoint directory {} does not exist", dir.string()));
-  if (!fs::is_directory(dir))
-    throw CheckpointError(fmt::format("checkpoint {} is not a directory", dir.string()));
-  const fs::path m = dir / kManifestName;
-  if (!fs::exists(m))
-    throw CheckpointError(
-        fmt::format("checkpoint manifest {} is missing (not a checkpoint?)", m.string()));
-  try {
-    const Bytes b = read_file(m, kMaxManifestBytes + 1, Links::refuse);
-    if (b.size() > kMaxManifestBytes) throw IoError(fmt::format("larger than {} bytes", kMaxManifestBytes));
-    return {reinterpret_cast<const char*>(b.data()), b.size()};
-  } catch (const std::exception& e) {
-    throw CheckpointError(
-        fmt::format("checkpoint manifest {} cannot be read: {}", m.string(), e.what()));
-  }
-}
-
 void check_expected(const CheckpointManifest& m, const CheckpointExpect& want,
                     const fs::path& file) {
   const std::string f = file.string();
@@ -187,6 +168,25 @@ Bytes read_part(const fs::path& dir, const CheckpointPart& part) {
 }
 
 }  // namespace
+
+std::string read_manifest_text(const fs::path& dir) {
+  if (!fs::exists(dir))
+    throw CheckpointError(fmt::format("checkpoint directory {} does not exist", dir.string()));
+  if (!fs::is_directory(dir))
+    throw CheckpointError(fmt::format("checkpoint {} is not a directory", dir.string()));
+  const fs::path m = dir / kManifestName;
+  if (!fs::exists(m))
+    throw CheckpointError(
+        fmt::format("checkpoint manifest {} is missing (not a checkpoint?)", m.string()));
+  try {
+    const Bytes b = read_file(m, kMaxManifestBytes + 1, Links::refuse);
+    if (b.size() > kMaxManifestBytes) throw IoError(fmt::format("larger than {} bytes", kMaxManifestBytes));
+    return {reinterpret_cast<const char*>(b.data()), b.size()};
+  } catch (const std::exception& e) {
+    throw CheckpointError(
+        fmt::format("checkpoint manifest {} cannot be read: {}", m.string(), e.what()));
+  }
+}
 
 void write_checkpoint(Comm& comm, const fs::path& dir_in, const CheckpointManifest& meta,
                       std::span<const std::byte> mine) {

@@ -1,4 +1,5 @@
 #include "recovery/loop_calls.hpp"
+#include "recovery/run_checkpoint.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -245,10 +246,10 @@ void LoopCalls::load_arrays() {
   std::vector<std::function<void()>> puts;
   for (const auto& a : m.arrays) {
     auto* array = detail::ArrayBase::find_array(id_base_ + a.id);
-    puts.push_back(array->stage_load(resume_->dir / fmt::format("array-{}", a.id)));
+    puts.push_back(array->stage_load(resume_->dir / saved_array_dir(a.id)));
     if (a.owner_state)
       puts.push_back(detail::BufferBase::find_buffer(id_base_ + a.id)->stage_owner_state(
-          resume_->dir / fmt::format("state-{}", a.id), a.rounds));
+          resume_->dir / saved_state_dir(a.id), a.rounds));
   }
   for (auto& put : puts) put();
 }

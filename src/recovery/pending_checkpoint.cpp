@@ -1,6 +1,7 @@
 // Staging a run checkpoint, writing it on a background thread, and committing it
 // (see pending_checkpoint.hpp).
 #include "recovery/pending_checkpoint.hpp"
+#include "recovery/run_checkpoint.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -94,9 +95,9 @@ void PendingCheckpoint::copy_share(const std::vector<std::uint64_t>& array_ids, 
       files_.push_back({tmp_ / name / detail::checkpoint_part_name(rank), std::move(s.part), s.offset});
       array_dirs_.emplace_back(name, std::move(s.meta));
     };
-    add(fmt::format("array-{}", run_id), a->checkpoint_snapshot(reuse()));
+    add(saved_array_dir(run_id), a->checkpoint_snapshot(reuse()));
     if (auto* b = detail::BufferBase::find_buffer(id); b && b->has_owner_state()) {
-      add(fmt::format("state-{}", run_id), b->owner_state_snapshot(reuse()));
+      add(saved_state_dir(run_id), b->owner_state_snapshot(reuse()));
       saved.owner_state = true;
       saved.rounds = b->rounds();
     }

@@ -30,7 +30,7 @@ RunCheckpoint newest_checkpoint(Runtime& rt, const std::filesystem::path& root) 
         fmt::format("{}: holds no complete checkpoint yet (no '{}' file)", root.string(), kLatestName));
   RunCheckpoint out{p->dir, p->manifest.program, p->manifest.call, {}};
   for (const auto& a : p->manifest.arrays) {
-    const std::string dir = fmt::format("array-{}", a.id);
+    const std::string dir = saved_array_dir(a.id);
     out.arrays.push_back({a.name.empty() ? dir : a.name, p->dir / dir, a.tag, a.shape});
   }
   return out;

@@ -83,6 +83,8 @@ std::string read_text(const fs::path& p, std::uint64_t limit) {
 }  // namespace
 
 std::string checkpoint_name(std::int64_t call) { return fmt::format("call-{:08}", call); }
+std::string saved_array_dir(std::uint64_t id) { return fmt::format("array-{}", id); }
+std::string saved_state_dir(std::uint64_t id) { return fmt::format("state-{}", id); }
 
 std::string program_name() {
   std::error_code ec;
@@ -267,8 +269,8 @@ void check_nested(const fs::path& dir, const RunManifest& m, const std::string& 
     throw CheckpointError(fmt::format("{}: lists no manifest checksum for {} (damaged?)", where, name));
   };
   for (const auto& a : m.arrays) {
-    listed(fmt::format("array-{}", a.id));
-    if (a.owner_state) listed(fmt::format("state-{}", a.id));
+    listed(saved_array_dir(a.id));
+    if (a.owner_state) listed(saved_state_dir(a.id));
   }
   for (const auto& n : m.nested) {
     require_real_directory(dir / n.dir, "a directory the run manifest lists");

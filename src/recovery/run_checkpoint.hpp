@@ -101,6 +101,10 @@ std::vector<CallRecord> decode_journal(std::span<const std::byte> bytes, const s
 
 /// "call-00000012"
 std::string checkpoint_name(std::int64_t call);
+/// Inside a checkpoint: "array-3", an array's directory, and "state-3", the owner
+/// state of its relaxed table, by the array's id in its run.
+std::string saved_array_dir(std::uint64_t id);
+std::string saved_state_dir(std::uint64_t id);
 
 /// A checkpoint read back for resuming, verified: the manifest and every rank's
 /// journal (all of them, so a run with another rank count can combine them).

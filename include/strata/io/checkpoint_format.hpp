@@ -101,6 +101,10 @@ std::string format_manifest(const CheckpointManifest& m);
 /// malformed, or what is missing or inconsistent.
 CheckpointManifest parse_manifest(std::string_view text, const std::string& file);
 
+/// The manifest text of the checkpoint in `dir` (not a symlink, at most
+/// kMaxManifestBytes); CheckpointError naming the directory or file otherwise.
+std::string read_manifest_text(const std::filesystem::path& dir);
+
 /// Collective: writes one part per rank (`mine` is this rank's) and the manifest
 /// (`meta` without parts; rank 0's copy is used) into `dir`, atomically replacing an
 /// earlier checkpoint there. Throws IoError naming the path on every rank if any
