@@ -78,12 +78,8 @@ class Buffer final {
 
   /// Adds `delta` to element i (folded in by the apply function when flushed).
   void add(const Index<N>& i, const T& delta, std::source_location where = std::source_location::current()) {
-    // Reconnaissance records the site; checked runs verify it before it counts. A
-    // relaxed run that shares its cache has no checker: nothing to show the write to.
-    if (detail::t_observer && !target_->cache_view()) [[unlikely]] {
-      detail::t_observer->on_access(*target_, where, detail::AccessMode::buffered, i, false, nullptr, 0);
-      if (detail::t_recording) return;
-    }
+    if (shown_only(i, false, where)) [[unlikely]]
+      return;
     if (!in_bounds(i, target_->shape())) [[unlikely]]
       throw ShapeError(fmt::format("Buffer::add: index {} is outside shape {}", to_string(i),
                                    to_string(target_->shape())));
@@ -99,10 +95,8 @@ class Buffer final {
   {
     Index<N> i{};
     std::copy(row.begin(), row.end(), i.begin());
-    if (detail::t_observer && !target_->cache_view()) [[unlikely]] {
-      detail::t_observer->on_access(*target_, where, detail::AccessMode::buffered, i, true, nullptr, 0);
-      if (detail::t_recording) return;
-    }
+    if (shown_only(i, true, where)) [[unlikely]]
+      return;
     const auto cols = static_cast<std::size_t>(target_->shape()[N - 1]);
     if (!in_bounds(i, target_->shape()) || delta.size() != cols) [[unlikely]]
       throw ShapeError(fmt::format("Buffer::add_row: row {} with {} deltas does not fit shape {}", to_string(row),
@@ -128,6 +122,15 @@ class Buffer final {
   void flush() { ps::flush(*engine_); }
 
  private:
+  // Shows a write to the thread's observer, if any: reconnaissance records the site,
+  // checked runs verify it before it counts. True while recording (the write must not
+  // count). A relaxed run that shares its cache has no checker: nothing to show it to.
+  bool shown_only(const Index<N>& i, bool whole_row, const std::source_location& where) {
+    if (!detail::t_observer || target_->cache_view()) [[likely]]
+      return false;
+    detail::t_observer->on_access(*target_, where, detail::AccessMode::buffered, i, whole_row, nullptr, 0);
+    return detail::t_recording;
+  }
   friend class BufferWriter<Buffer>;
 
   Buffer(DistArray<T, N>& target, Apply apply, const std::optional<Consistency>& consistency)
