@@ -1,12 +1,16 @@
-// `strata train slr` / `strata explain slr`: options, data, and which program runs.
+// `strata train slr` / `strata explain slr`: options, data, and which program runs
+// (`strata predict slr` is predict.cpp).
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/best_pass.hpp"
 #include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
+#include "slr/model_file.hpp"
+#include "slr/predict.hpp"
 #include "slr/serial.hpp"
 #include "slr/strata.hpp"
 #include "strata/io/checkpoint.hpp"
@@ -16,36 +20,65 @@ namespace strata::apps {
 namespace {
 
 slr::Problem make_problem(Runtime& rt, const RunConfig& c) {
-  const double holdout = c.options.real("holdout", 0.0, 0.9);
+  double holdout = c.options.real("holdout", 0.0, 0.9);
+  const std::string& test = c.options.text("test");
+  if (!test.empty()) {
+    if (holdout > 0 && c.options.text("holdout") != "0.1")
+      throw OptionError("--holdout and --test both say what to measure on: give one of them");
+    holdout = 0;
+  }
+  slr::Problem p;
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "LIBSVM file");
-    slr::Problem p = slr::load_libsvm(rt, c.data_path, holdout, c.seed);
-    // The model is dense over the largest feature id in the file: checked before it is
-    // allocated (a sparse file with one huge id loads fine).
+    p = slr::load_libsvm(rt, c.data_path, holdout, c.seed);
+  } else {
+    slr::SyntheticSpec s;
+    s.samples = c.synthetic.integer("samples", 1);
+    s.features = c.synthetic.integer("features", 1, INT32_MAX - 1);
+    s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
+    // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record.
     MemoryNeeds()
-        .add(fmt::format("{}: feature ids up to {}", c.data_path, p.features), static_cast<double>(p.features), 32)
+        .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 10) + 32)
         .check();
-    return p;
+    p = slr::generate(s, holdout, c.seed);
   }
-  slr::SyntheticSpec s;
-  s.samples = c.synthetic.integer("samples", 1);
-  s.features = c.synthetic.integer("features", 1, INT32_MAX);
-  s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
-  // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record;
-  // each feature a weight and the step's state, in the program and in the Buffer.
+  if (!test.empty()) {
+    check_data_file(test, "LIBSVM file (--test)");
+    slr::attach_test(p, slr::load_libsvm(rt, test, 0.0, c.seed), test);
+  }
+  // The model is dense over the largest feature id: checked before it is allocated (a
+  // sparse file with one huge id loads fine). Each feature holds a weight and a step's
+  // state, in the program and in its Buffers.
   MemoryNeeds()
-      .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 10) + 32)
-      .add(fmt::format("--synthetic features={}", s.features), static_cast<double>(s.features), 32)
+      .add(c.data_path.empty() ? fmt::format("--synthetic features={}", p.features)
+                               : fmt::format("{}: feature ids up to {}", c.data_path, p.features),
+           static_cast<double>(p.features), 40)
       .check();
-  return slr::generate(s, holdout, c.seed);
+  return p;
 }
 
 slr::Options make_options(const RunConfig& c) {
   slr::Options o;
-  o.adarevision = c.options.choice("step", {"plain", "adarevision"}) == "adarevision";
+  const std::string& step = c.options.choice("step", {"ftrl", "adagrad", "adarevision", "plain"});
+  o.step = step == "ftrl" ? slr::Step::ftrl : step == "adagrad" ? slr::Step::adagrad
+         : step == "adarevision" ? slr::Step::adarevision : slr::Step::plain;
   o.lr = static_cast<float>(c.options.real("lr", 1e-9, 100));
+  o.ftrl_beta = static_cast<float>(c.options.real("beta", 0, 1e6));
+  o.l1 = static_cast<float>(c.options.real("l1", 0, 1e6));
+  o.l2 = static_cast<float>(c.options.real("l2", 0, 1e6));
+  o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
+  o.hybrid = c.options.choice("consistency", {"hybrid", "ssp"}) == "hybrid";
   o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
-  o.clock_every = c.options.integer("clock", 0);
+  if (c.options.text("clock") != "auto") o.clock_every = c.options.integer("clock", 0);
+  if (o.step == slr::Step::adarevision && o.l1 > 0)
+    throw OptionError("--l1 needs a step that shrinks weights itself (ftrl, adagrad or plain); adarevision takes --l2");
+  if (o.step == slr::Step::ftrl && o.ftrl_beta == 0 && o.l2 == 0)
+    throw OptionError("--beta 0 with --l2 0 leaves FTRL's first step undefined: give --beta or --l2 above 0");
+  if (o.hybrid && o.staleness > 0)
+    throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
+                                  o.staleness));
+  if (o.hybrid && !slr::updates_add(o.step))
+    throw OptionError("--step adarevision revises steps at the owners, which Hybrid cannot fold: add --consistency ssp");
   return o;
 }
 
@@ -63,24 +96,83 @@ LoopOptions loop_options(const RunConfig& c) {
   return l;
 }
 
+// Writes the weights as a checkpoint (DIR/w, what the Python module loads) and in
+// liblinear's format (DIR/model.liblinear, for `strata predict slr` and liblinear).
+void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, const slr::Problem& p,
+          const slr::Options& o) {
+  const std::filesystem::path path(dir);
+  save_checkpoint(array_from(rt, w, Shape<1>{static_cast<std::int64_t>(w.size())}), path / "w");
+  if (rt.rank() != 0) return;
+  slr::LinearModel m;
+  m.w.assign(w.begin(), w.begin() + p.features);
+  if (o.bias) m.bias = 1, m.bias_weight = w.back();
+  m.negative = p.negative_label;
+  m.solver = o.l1 > 0 ? "L1R_LR" : "L2R_LR";
+  slr::write_liblinear_model((path / "model.liblinear").string(), m);
+}
+
+// What the held-out data decide: when to stop (--patience) and which pass's model
+// --save writes (--keep best: the lowest held-out loss; last).
+struct HeldOut {
+  BestPass best;
+  bool keep_best;
+  std::vector<float> kept;  // the best pass's weights (--keep best)
+
+  HeldOut(const RunConfig& c, const slr::Problem& p)
+      : best(static_cast<int>(c.options.integer("patience", 0, 1'000'000))),
+        keep_best(c.options.choice("keep", {"best", "last"}) == "best" && !p.test.empty()) {
+    if (p.test.empty() && c.options.text("patience") != "0")
+      throw OptionError("--patience stops on the held-out loss, and there is no held-out data: give --holdout or --test");
+  }
+  // After each pass's metrics: `weights` gives the model (collective).
+  template <class Weights>
+  void measured(const std::vector<Metric>& m, Weights&& weights) {
+    if (best.improved(m[2].value) && keep_best) kept = weights();
+  }
+  std::string describe() const {
+    return fmt::format("kept pass {}'s model, the lowest held-out log-loss ({:.6f}) of {} passes", best.best_pass(),
+                       best.best_loss(), best.last_pass());
+  }
+};
+
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
   const slr::Problem p = make_problem(rt, c);
   const slr::Options o = make_options(c);
-  info(fmt::format("{}; {} training, {} held out; {} step, lr {}, staleness {}, clock every {} iterations", p.source,
-                   p.train.size(), p.test.size(), o.adarevision ? "AdaRevision" : "plain", o.lr, o.staleness,
-                   o.clock_every));
+  HeldOut held(c, p);
+  const std::int64_t clock =
+      o.clock_every >= 0 ? o.clock_every
+                         : slr::auto_clock(static_cast<std::int64_t>(p.train.size()), rt.size(), rt.threads(), o.hybrid);
+  info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l1 {}, l2 {}, {}{}", p.source, p.train.size(),
+                   p.test.size(), c.options.text("step"), o.lr, o.l1, o.l2, o.bias ? "bias" : "no bias",
+                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+                                               clock ? fmt::format("a clock every {} samples a worker", clock)
+                                                     : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());
-  const std::filesystem::path dir = c.save_dir;
+  const auto stop = [&] { return held.best.exhausted(); };
+  std::vector<float> last;
   if (c.serial) {
     slr::SerialSlr m(p, o);
-    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit(p.train), m.fit(p.test)); });
-    if (!c.save_dir.empty()) save_checkpoint(array_from(rt, m.w(), Shape<1>{p.features}), dir / "w");
-    return;
+    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
+      auto r = metrics(m.fit(p.train), m.fit(p.test));
+      held.measured(r, [&] { return m.w(); });
+      return r;
+    }, {}, stop);
+    last = m.w();
+  } else {
+    slr::StrataSlr m(rt, p, o, loop_options(c));
+    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
+      auto r = metrics(m.fit_train(), m.fit_test());
+      held.measured(r, [&] { return m.w().gather(); });
+      return r;
+    }, [&] { info(describe_plan(m.report(), {"sample"})); }, stop);
+    if (!c.save_dir.empty() && !held.keep_best) last = m.w().gather();
   }
-  slr::StrataSlr m(rt, p, o, loop_options(c));
-  run_passes(rt, c, items, report, [&] { m.pass(); }, [&] { return metrics(m.fit_train(), m.fit_test()); },
-             [&] { info(describe_plan(m.report(), {"sample"})); });
-  if (!c.save_dir.empty()) save_checkpoint(m.w(), dir / "w");
+  if (held.best.exhausted())
+    info(fmt::format("stopped after pass {}: no lower held-out log-loss in {} passes", held.best.last_pass(),
+                     held.best.last_pass() - held.best.best_pass()));
+  if (c.save_dir.empty()) return;
+  if (held.keep_best) info(held.describe());
+  save(rt, c.save_dir, held.keep_best ? held.kept : last, p, o);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
@@ -91,6 +183,6 @@ void explain(Runtime& rt, const RunConfig& c) {
 
 }  // namespace
 
-App slr_app() { return {slr_info(), train, explain, {}}; }  // no predict yet
+App slr_app() { return {slr_info(), train, explain, slr::predict}; }
 
 }  // namespace strata::apps

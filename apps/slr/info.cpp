@@ -7,17 +7,27 @@ namespace strata::apps {
 AppInfo slr_info() {
   AppInfo a;
   a.name = "slr";
-  a.summary = "sparse logistic regression by SGD, weights through a Buffer; expected plan: data-parallel 1-D";
+  a.summary = "sparse logistic regression (FTRL, AdaGrad, AdaRevision or SGD; L1/L2) through Buffers; expected plan: "
+              "data-parallel 1-D";
   a.unit = "samples";
   a.synthetic_keys = Settings("--synthetic ");
   a.synthetic_keys.declare("samples", "100000", "samples")
       .declare("features", "100000", "features")
       .declare("nnz", "50", "non-zeros per sample (about)");
-  a.options.declare("step", "adarevision", "adarevision | plain")
-      .declare("lr", "0.1", "step size (AdaRevision: base rate)")
-      .declare("staleness", "0", "SSP staleness bound (0: BSP)")
-      .declare("clock", "1000", "iterations per worker between clocks (0: one clock per pass)")
-      .declare("holdout", "0.1", "fraction of samples held out");
+  a.options.declare("step", "ftrl", "ftrl | adagrad | adarevision | plain")
+      .declare("lr", "0.1", "step size (plain), base rate (adagrad, adarevision), alpha (ftrl)")
+      .declare("beta", "1", "FTRL's beta: a new feature's rate is lr / beta")
+      .declare("l1", "0", "L1 weight (elastic net with --l2), applied to the features a sample holds")
+      .declare("l2", "0", "L2 weight, applied to the features a sample holds")
+      .declare("bias", "yes", "yes | no: an intercept (regularised like the weights, as liblinear's -B 1)")
+      .declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
+      .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
+      .declare("clock", "auto", "samples per worker between clocks (0: one clock per pass; auto: 0 on one rank "
+                                  "under Hybrid, else about 100 a pass, at most 1000 apart)")
+      .declare("holdout", "0.1", "fraction of samples held out")
+      .declare("test", "", "a LIBSVM file to measure on instead of --holdout")
+      .declare("patience", "0", "stop after this many passes without a lower held-out log-loss (0: never)")
+      .declare("keep", "best", "best | last: which pass's model --save writes");
   return a;
 }
 

@@ -1,6 +1,9 @@
 #include "slr/problem.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -47,29 +50,61 @@ Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) 
 }
 
 Problem load_libsvm(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed) {
-  // Feature ids are 1-based and held as 32-bit integers: at most 2^31 - 1.
+  // The library's CSR loader: every rank and thread parses a part, 8 bytes a non-zero,
+  // and the arrays become the problem's as they are (no second copy).
   LoadReport report;
-  const LibsvmData data =
-      strata::load_libsvm(rt, path, {}, std::int64_t{INT32_MAX}, &report, LibsvmLabels::binary);
-  const std::int64_t samples = data.labels.extent(0);
-  if (samples == 0) throw ParseError(path, report.lines, "", "the file holds no samples");
-  const std::vector<float> labels = data.labels.gather();
-  const auto entries = data.features.gather_entries();  // by sample, then feature: file order
+  LibsvmRows rows = load_libsvm_rows(rt, path, {}, &report, LibsvmLabels::binary);
+  if (rows.samples() == 0) throw ParseError(path, report.lines, "", "the file holds no samples");
   Problem p;
-  p.feature.reserve(entries.size());
-  p.value.reserve(entries.size());
-  std::size_t k = 0;
-  for (std::int64_t i = 0; i < samples; ++i) {
-    Sample s{static_cast<std::int64_t>(p.feature.size()), 0, labels[static_cast<std::size_t>(i)] > 0 ? 1.0f : 0.0f};
-    for (; k < entries.size() && entries[k].index[0] == i; ++k, ++s.nnz) {
-      p.feature.push_back(static_cast<std::int32_t>(entries[k].index[1]));
-      p.value.push_back(entries[k].value);
-      p.features = std::max(p.features, entries[k].index[1] + 1);
-    }
+  p.features = rows.feature_count;
+  for (std::int64_t i = 0; i < rows.samples(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const Sample s{rows.offsets[u], static_cast<std::int32_t>(rows.offsets[u + 1] - rows.offsets[u]),
+                   rows.labels[u] > 0 ? 1.0f : 0.0f};
     (held_out(i, holdout, seed) ? p.test : p.train).push_back(s);
   }
-  p.source = fmt::format("{}: {} samples, {} features", path, samples, p.features);
+  const bool zero_labels = std::any_of(rows.labels.begin(), rows.labels.end(), [](float l) { return l == 0.0f; });
+  const bool minus_labels = std::any_of(rows.labels.begin(), rows.labels.end(), [](float l) { return l < 0.0f; });
+  if (zero_labels && !minus_labels) p.negative_label = "0";
+  p.feature = std::move(rows.features);
+  p.value = std::move(rows.values);
+  p.source = fmt::format("{}: {} samples, {} features", path, rows.samples(), p.features);
   return p;
+}
+
+void attach_test(Problem& p, const Problem& test, const std::string& path) {
+  const auto offset = static_cast<std::int64_t>(p.feature.size());
+  p.feature.insert(p.feature.end(), test.feature.begin(), test.feature.end());
+  p.value.insert(p.value.end(), test.value.begin(), test.value.end());
+  p.test.clear();
+  for (Sample s : test.train) {
+    s.begin += offset;
+    p.test.push_back(s);
+  }
+  p.features = std::max(p.features, test.features);
+  p.source += fmt::format("; --test {}: {} samples", path, p.test.size());
+}
+
+void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) throw IoError(fmt::format("cannot write '{}'", path));
+  std::vector<std::pair<std::int32_t, float>> row;
+  std::string line;
+  for (const Sample& s : samples) {
+    row.clear();
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+      row.emplace_back(p.feature[static_cast<std::size_t>(k)], p.value[static_cast<std::size_t>(k)]);
+    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    line = s.label > 0.5f ? "+1" : "-1";
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      float v = row[k].second;
+      while (k + 1 < row.size() && row[k + 1].first == row[k].first) v += row[++k].second;
+      fmt::format_to(std::back_inserter(line), " {}:{}", row[k].first + 1, v);
+    }
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), out);
+  }
+  if (std::fclose(out) != 0) throw IoError(fmt::format("error writing '{}'", path));
 }
 
 }  // namespace strata::apps::slr

@@ -28,6 +28,8 @@ struct Problem {
   std::vector<std::int32_t> feature;  ///< feature ids of all samples
   std::vector<float> value;           ///< their values
   std::string source;
+  /// How the data spell class 0: "0" when a LIBSVM file's negative labels are 0, else "-1".
+  std::string negative_label = "-1";
 };
 
 struct SyntheticSpec {
@@ -41,12 +43,21 @@ struct SyntheticSpec {
 /// same data. A fraction `holdout` of the samples (by a hash of the index) is held out.
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed);
 
-/// Reads a LIBSVM file with the library's loader (strata::load_libsvm: "label [qid:q]
+/// Reads a LIBSVM file with the library's CSR loader (strata::load_libsvm_rows: "label [qid:q]
 /// index:value ..." lines, 1-based feature ids increasing within a line, '#'
 /// comments) in parallel; every rank ends with the whole problem. Labels are those of
 /// binary classification, -1 or 0 (class 0) and 1 or +1 (class 1); feature ids at
 /// most 2^31 - 1. ParseError names the file and line. Collective.
 Problem load_libsvm(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed);
+
+/// Makes every sample of `test` (a problem read from `path`) a held-out sample of p,
+/// its features appended to p's; p.features grows to cover test's.
+void attach_test(Problem& p, const Problem& test, const std::string& path);
+
+/// Writes samples of p as LIBSVM lines ("+1 3:1 17:0.5", labels +1 and -1, feature ids
+/// 1-based and increasing, a feature a sample holds twice written once with the values
+/// summed), as liblinear reads them. IoError naming the path.
+void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path);
 
 inline float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 

@@ -65,7 +65,9 @@ class Train(unittest.TestCase):
 
     def test_other_apps_and_dtypes(self):
         slr = strata.train("slr", synthetic={"samples": 2000, "features": 500, "nnz": 10}, epochs=2, threads=2)
-        self.assertEqual(slr["model"]["w"].shape, (500,))
+        self.assertEqual(slr["model"]["w"].shape, (501,))  # a weight per feature, then the bias
+        no_bias = strata.train("slr", synthetic={"samples": 2000, "features": 500, "nnz": 10}, epochs=1, bias="no")
+        self.assertEqual(no_bias["model"]["w"].shape, (500,))
         self.assertIn("accuracy", slr["metrics"])
         lda = strata.train("lda", synthetic="docs=100,words=300,topics=4,doclen=20", epochs=2, top_words=0)
         self.assertEqual(lda["model"]["doc_topic"].shape, (100, 4))

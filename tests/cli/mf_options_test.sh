@@ -49,7 +49,7 @@ expect_error 1 "test.txt:$(wc -l <test.txt): user id 99999 is not in the model" 
 [ ! -e x.txt ] || fail "predict left a partial --out file after a bad line"
 expect_error 1 "cannot open 'nomodel/mf.txt'" predict mf --model nomodel --data pairs.txt --out x.txt
 expect_error 2 "strata predict mf needs --out FILE" predict mf --model model --data pairs.txt
-expect_error 1 "app slr has no predict" predict slr --model model --data pairs.txt --out x.txt
+expect_error 1 "app lda has no predict" predict lda --model model --data pairs.txt --out x.txt
 
 # Cross-validation: each fold's figure, then their mean, which the table's last row shows.
 "$strata" train mf --data all.txt --folds 3 --epochs 3 --rank 8 --threads 2 --metrics cv.csv >cv.txt 2>&1 ||

@@ -143,18 +143,21 @@ rec=(train mf --synthetic "users=3000,items=800,ratings=100000,rank=3" --epochs 
 grep -q "replayed in the recorded serial order" replay1.txt || fail "the one-process replay did not say so"
 "$mpiexec" -np 2 "$strata" "${lda[@]}" --record ldarec >ldarec.txt 2>&1 || fail "recorded lda run: $(cat ldarec.txt)"
 "$strata" "${lda[@]}" --replay ldarec >ldareplay.txt 2>&1 || fail "lda replay in one process: $(cat ldareplay.txt)"
-# slr: a data-parallel loop over a relaxed AdaRevision array, a clock every 200
-# samples; the one-process replay applies the recorded workers' float deltas clock by
-# clock as the owners did. With staleness 1 the record keeps which clock of the
-# weights each rank's cache held at each clock, and both replays read the same.
+# slr: a data-parallel loop over relaxed arrays, a clock every 200 samples; the
+# one-process replay applies the recorded workers' deltas clock by clock as the
+# owners did. By default FTRL's two sum arrays under Hybrid (one thread a rank, so
+# nothing races); then AdaRevision under SSP: with staleness 1 the record keeps which
+# clock of the weights each rank's cache held at each clock, and both replays read
+# the same.
 slr=(train slr --synthetic "samples=4000,features=3000,nnz=20" --epochs 2 --seed 4 --threads 1 --clock 200)
 "$mpiexec" -np 2 "$strata" "${slr[@]}" --record slrrec >slrrec.txt 2>&1 || fail "recorded slr run: $(cat slrrec.txt)"
 "$strata" "${slr[@]}" --replay slrrec >slrreplay.txt 2>&1 || fail "slr replay in one process: $(cat slrreplay.txt)"
-"$mpiexec" -np 2 "$strata" "${slr[@]}" --staleness 1 --record sspslr --metrics sspslr.csv >sspslr.txt 2>&1 ||
+ssp=("${slr[@]}" --step adarevision --consistency ssp --staleness 1)
+"$mpiexec" -np 2 "$strata" "${ssp[@]}" --record sspslr --metrics sspslr.csv >sspslr.txt 2>&1 ||
   fail "SSP slr: $(cat sspslr.txt)"
-"$mpiexec" -np 2 "$strata" "${slr[@]}" --staleness 1 --replay sspslr >sspreplay2.txt 2>&1 ||
+"$mpiexec" -np 2 "$strata" "${ssp[@]}" --replay sspslr >sspreplay2.txt 2>&1 ||
   fail "SSP slr replay on 2 ranks: $(cat sspreplay2.txt)"
-"$strata" "${slr[@]}" --staleness 1 --replay sspslr --metrics sspreplay.csv >sspreplay.txt 2>&1 ||
+"$strata" "${ssp[@]}" --replay sspslr --metrics sspreplay.csv >sspreplay.txt 2>&1 ||
   fail "SSP slr replay in one process: $(cat sspreplay.txt)"
 [ "$(losses sspslr.csv)" = "$(losses sspreplay.csv)" ] ||
   fail "SSP slr replay losses: $(losses sspslr.csv) vs $(losses sspreplay.csv)"

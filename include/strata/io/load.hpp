@@ -230,6 +230,26 @@ LibsvmData load_libsvm(Runtime& rt, const std::string& path, const LoadOptions& 
                        std::optional<std::int64_t> num_features = {}, LoadReport* report = nullptr,
                        LibsvmLabels accepted = LibsvmLabels::any);
 
+/// A LIBSVM data set as compressed sparse rows, in file order: sample i holds
+/// features[offsets[i] .. offsets[i+1]) with their values, and labels[i]. Eight
+/// bytes a non-zero, where a sparse DistArray's entries take 24.
+struct LibsvmRows {
+  std::vector<std::int64_t> offsets{0};  ///< samples + 1
+  std::vector<std::int32_t> features;    ///< 0-based feature ids (after options.index_base)
+  std::vector<float> values;
+  std::vector<float> labels;
+  std::int64_t feature_count = 0;        ///< the largest feature id + 1
+  std::int64_t samples() const { return static_cast<std::int64_t>(labels.size()); }
+};
+
+/// Reads the same lines as load_libsvm, every rank its share and every thread a part
+/// of it, into CSR arrays that every rank then holds whole (for a model that visits
+/// samples by their position, as a serial program would). Feature ids must be below
+/// 2^31 - 1 after the base; a larger one is a malformed line. options.partition and
+/// options.duplicates do not apply (ids increase within a line). Collective.
+LibsvmRows load_libsvm_rows(Runtime& rt, const std::string& path, const LoadOptions& options = {},
+                            LoadReport* report = nullptr, LibsvmLabels accepted = LibsvmLabels::any);
+
 }  // namespace strata
 
 #include "strata/io/load_docword.hpp"
