@@ -13,8 +13,12 @@ namespace strata::apps::slr {
 
 void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info) {
   const std::filesystem::path dir(req.model_dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec))
+    throw IoError(fmt::format("--model: '{}' is neither a directory holding model.liblinear nor a liblinear model file",
+                              req.model_dir));
   const LinearModel m = read_liblinear_model(
-      std::filesystem::is_directory(dir) ? (dir / "model.liblinear").string() : req.model_dir);
+      std::filesystem::is_directory(dir, ec) ? (dir / "model.liblinear").string() : req.model_dir);
   const Problem p = load_libsvm(rt, req.data_path, 0.0, 0);  // every sample, in file order
   if (rt.rank() != 0) return;
   std::FILE* out = std::fopen(req.out_path.c_str(), "w");

@@ -4,10 +4,11 @@
 # Debian 12 packages Strata builds and runs with: python3-dev to python3-numpy for the
 # Python module (python/), built for Debian's /usr/bin/python3; clang-16 and its
 # libFuzzer for the fuzz harnesses (fuzz/; clang 14 cannot compile libstdc++ 12's
-# <source_location>).
+# <source_location>); liblinear-tools, whose train and predict the slr tests check
+# model files against.
 STRATA_PACKAGES=(build-essential cmake ninja-build ccache pkg-config openmpi-bin libopenmpi-dev
                  libgtest-dev libfmt-dev libxxhash-dev python3-dev pybind11-dev python3-pybind11 python3-numpy
-                 clang-16 libclang-rt-16-dev libfuzzer-16-dev)
+                 clang-16 libclang-rt-16-dev libfuzzer-16-dev liblinear-tools)
 
 # How scripts/test.sh and scripts/fuzz.sh configure the fuzz build (build-fuzz/).
 STRATA_FUZZ_CMAKE_ARGS=(-DSTRATA_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-16 -DSTRATA_WERROR=ON)

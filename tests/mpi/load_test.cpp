@@ -298,5 +298,44 @@ TEST(Load, Libsvm) {
   }
 }
 
+// The CSR loader reads what load_libsvm reads, in file order, whole on every rank,
+// for any number of ranks and threads; its errors name the line as load_libsvm's do.
+TEST(Load, LibsvmRows) {
+  TempDir dir("load-libsvm-rows");
+  std::string text = "# samples\n";
+  for (int s = 0; s < 500; ++s) {
+    text += s % 3 ? "+1" : "0";
+    for (int f = 1 + s % 4; f <= 40; f += 1 + s % 7) text += fmt::format(" {}:{}", f, s - f * 0.25);
+    text += s % 50 == 7 ? "\n\n" : "\n";  // blank lines take no sample
+  }
+  write_file(dir.file("s.svm"), text);
+  LoadReport report;
+  const LibsvmRows rows = load_libsvm_rows(rt(), dir.file("s.svm"), {}, &report, LibsvmLabels::binary);
+  const auto data = load_libsvm(rt(), dir.file("s.svm"));
+  ASSERT_EQ(rows.samples(), 500);
+  ASSERT_EQ(rows.offsets.size(), 501u);
+  EXPECT_EQ(rows.feature_count, data.features.extent(1));
+  EXPECT_EQ(report.records, data.features.nnz());
+  EXPECT_EQ(rows.labels, data.labels.gather());
+  const auto entries = data.features.gather_entries();  // by sample, then feature
+  ASSERT_EQ(rows.features.size(), entries.size());
+  for (std::int64_t i = 0, k = 0; i < rows.samples(); ++i)
+    for (; k < rows.offsets[static_cast<std::size_t>(i) + 1]; ++k) {
+      const auto& e = entries[static_cast<std::size_t>(k)];
+      ASSERT_EQ(e.index[0], i);
+      ASSERT_EQ(rows.features[static_cast<std::size_t>(k)], e.index[1]);
+      ASSERT_EQ(rows.values[static_cast<std::size_t>(k)], e.value);
+    }
+  write_file(dir.file("bad.svm"), text + "2 1:1\n");  // not a binary label
+  try {
+    load_libsvm_rows(rt(), dir.file("bad.svm"), {}, nullptr, LibsvmLabels::binary);
+    ADD_FAILURE();
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 512);  // the comment, 500 samples and 10 blank lines before it
+  }
+  write_file(dir.file("huge.svm"), "1 2147483648:1\n");
+  EXPECT_THROW(load_libsvm_rows(rt(), dir.file("huge.svm")), ParseError);
+}
+
 }  // namespace
 }  // namespace strata
