@@ -1,48 +1,30 @@
 #!/usr/bin/env bash
-# Strata against its peers, side by side on one machine (issue #31). The mf part:
-# LIBMF (built here from LIBMF_DIR, its own Makefile) and `strata train mf` on the
-# same planted rating files, run alternately, each timed as a whole command
-# (/usr/bin/time -v: wall clock, peak memory) with every pass's held-out RMSE stamped
-# with the wall-clock second it was printed at.
+# Strata against its peers, side by side on one machine (issue #31): each peer and
+# `strata train` on the same files, run alternately, each timed as a whole command
+# (/usr/bin/time -v: wall clock, peak memory) with every pass's held-out figure
+# stamped with the wall-clock second it was printed at.
 #
-#   LIBMF_DIR=../shared/peers/libmf scripts/bench_peers.sh [OUT_DIR]
+#   [LIBMF_DIR=../shared/peers/libmf] scripts/bench_peers.sh [OUT_DIR]
 #
-# Settings (environment): BUILD (Strata's build dir, default build), REPS (rounds of
-# the alternation, default 3), PASSES (20), RANK (64), L2 (LIBMF's -l2, 0.05), and the
-# data: USERS (200000), ITEMS (20000), TRAIN (10000000), HELD_OUT (1000000), PLANTED (16).
-# Writes OUT_DIR/mf_passes.csv (tool,rep,pass,seconds_since_start,test_rmse),
-# OUT_DIR/mf_runs.csv (tool,rep,wall_s,peak_mb) and prints a table of the medians.
+# APPS (default "mf slr"; mf needs LIBMF_DIR and is left out without it) picks the
+# parts: mf against LIBMF (scripts/lib/peers_mf.sh), slr against liblinear and
+# scikit-learn's SGD (scripts/lib/peers_slr.sh; Debian's liblinear-tools and
+# python3-sklearn, installed when missing). Each part says its settings and files.
+# Common settings: BUILD (Strata's build dir, default build), REPS (rounds of the
+# alternation, default 3).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/lib/common.sh"
+source "$here/lib/peers_mf.sh"
+source "$here/lib/peers_slr.sh"
 strata_mpi_env
-: "${LIBMF_DIR:?set LIBMF_DIR to the directory of the LIBMF sources}"
 out=$(mkdir -p "${1:-bench-peers}" && cd "${1:-bench-peers}" && pwd)
 build=$(cd "${BUILD:-$root/build}" && pwd)
-reps=${REPS:-3} passes=${PASSES:-20} rank=${RANK:-64} l2=${L2:-0.05}
-users=${USERS:-200000} items=${ITEMS:-20000} train=${TRAIN:-10000000} held=${HELD_OUT:-1000000} planted=${PLANTED:-16}
+reps=${REPS:-3}
 strata=$build/tools/strata/strata
-
-# LIBMF, built from its sources in a scratch copy (nothing of it enters the project).
-libmf=$out/libmf-build
-if [ ! -x "$libmf/mf-train" ]; then
-  rm -rf "$libmf" && mkdir -p "$libmf"
-  cp "$LIBMF_DIR"/Makefile "$LIBMF_DIR"/*.cpp "$LIBMF_DIR"/*.h "$libmf"/
-  make -C "$libmf" -j2 >"$libmf/make.log" 2>&1 || { cat "$libmf/make.log"; exit 1; }
-fi
-
-# The data: the generator's shuffled ratings, the first TRAIN for training and the
-# next HELD_OUT for validation, the same files for every tool.
-data=$out/data-$users-$items-$train-$held-$planted
-if [ ! -s "$data/test.txt" ]; then
-  mkdir -p "$data"
-  "$build/bench/strata-gen-ratings" --out "$data/all.txt" --lines $((train + held)) --users "$users" --items "$items" \
-    --rank "$planted"
-  head -n "$train" "$data/all.txt" >"$data/train.txt"
-  tail -n "$held" "$data/all.txt" >"$data/test.txt"
-  rm "$data/all.txt"
-fi
+apps=${APPS:-mf slr}
+[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps=slr
 
 # Runs a command, stamping each output line with the seconds since it started.
 stamped() {
@@ -53,62 +35,10 @@ stamped() {
   done
 }
 
-# pass lines: LIBMF's "iter tr_rmse va_rmse obj" (iter from 0); Strata's progress lines
-# carry no held-out figure, so its pass times come from them and its RMSE from the
-# metrics file.
-run_libmf() {  # rep
-  stamped /usr/bin/time -v "$libmf/mf-train" -k "$rank" -s 2 -t "$passes" -l2 "$l2" -p "$data/test.txt" \
-    "$data/train.txt" "$out/libmf.model" >"$out/libmf-$1.log"
-  awk -v rep="$1" '$2 ~ /^[0-9]+$/ && NF == 5 { printf "libmf,%d,%d,%s,%s\n", rep, $2 + 1, $1, $4 }' \
-    "$out/libmf-$1.log" >>"$out/mf_passes.csv"
-  record libmf "$1" "$out/libmf-$1.log"
-}
-run_strata() {  # label rep threads [launcher...]
-  local label=$1 rep=$2 threads=$3
-  shift 3
-  stamped /usr/bin/time -v "$@" "$strata" train mf --data "$data/train.txt" --test "$data/test.txt" --rank "$rank" \
-    --epochs "$passes" --threads "$threads" --metrics "$out/$label-$rep.csv" >"$out/$label-$rep.log"
-  paste -d' ' <(sed -n 's/^\([0-9.]*\) pass \([0-9]*\)\/.*/\1 \2/p' "$out/$label-$rep.log") \
-    <(grep -v '^#' "$out/$label-$rep.csv" | tail -n +2 | cut -d, -f8) |
-    awk -v l="$label" -v rep="$rep" '{ printf "%s,%d,%d,%s,%s\n", l, rep, $2, $1, $3 }' >>"$out/mf_passes.csv"
-  record "$label" "$rep" "$out/$label-$rep.log"
-}
-record() {  # tool rep log: whole-command wall time and peak memory from time -v
-  local wall peak
-  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$3" | awk -F: '{ print $(NF-1) * 60 + $NF }')
-  peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$3")
-  echo "$1,$2,$wall,$((peak / 1024))" >>"$out/mf_runs.csv"
-}
-
-echo "tool,rep,pass,seconds_since_start,test_rmse" >"$out/mf_passes.csv"
-echo "tool,rep,wall_s,peak_mb" >"$out/mf_runs.csv"
-for rep in $(seq 1 "$reps"); do
-  run_libmf "$rep"
-  run_strata strata-2t "$rep" 2
-  run_strata strata-2r "$rep" 1 mpirun -np 2
+for app in $apps; do
+  case "$app" in
+    mf) bench_mf ;;
+    slr) bench_slr ;;
+    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr)" >&2; exit 2 ;;
+  esac
 done
-
-# Medians over the rounds: whole command, memory, and RMSE after passes 1, 5, 10, 20;
-# then when each Strata run first reached LIBMF's 20-pass RMSE (median of LIBMF's).
-python3 - "$out" "$passes" <<'PY'
-import csv, statistics, sys
-out, passes = sys.argv[1], int(sys.argv[2])
-runs = list(csv.DictReader(open(f"{out}/mf_runs.csv")))
-rows = list(csv.DictReader(open(f"{out}/mf_passes.csv")))
-tools = list(dict.fromkeys(r["tool"] for r in runs))
-med = lambda xs: statistics.median(xs) if xs else float("nan")
-target = med([float(r["test_rmse"]) for r in rows if r["tool"] == "libmf" and int(r["pass"]) == passes])
-print(f"{'tool':10} {'wall s':>8} {'peak MB':>8} " + " ".join(f"{'pass ' + str(p):>8}" for p in (1, 5, 10, passes)) +
-      f" {'s to ' + format(target, '.4f'):>12}")
-for t in tools:
-    wall = med([float(r["wall_s"]) for r in runs if r["tool"] == t])
-    peak = med([float(r["peak_mb"]) for r in runs if r["tool"] == t])
-    at = lambda p: med([float(r["test_rmse"]) for r in rows if r["tool"] == t and int(r["pass"]) == p])
-    reach = []
-    for rep in {r["rep"] for r in rows if r["tool"] == t}:
-        hits = [float(r["seconds_since_start"]) for r in rows
-                if r["tool"] == t and r["rep"] == rep and float(r["test_rmse"]) <= target]
-        if hits: reach.append(min(hits))
-    print(f"{t:10} {wall:8.1f} {peak:8.0f} " + " ".join(f"{at(p):8.4f}" for p in (1, 5, 10, passes)) +
-          f" {med(reach):12.1f}")
-PY
