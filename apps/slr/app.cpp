@@ -82,6 +82,9 @@ slr::Options make_options(const RunConfig& c) {
   return o;
 }
 
+// The training figures first (the loss is the one plotted): the pass's own, each
+// sample's log-loss just before its step (progressive validation, as LIBMF reports
+// its training loss), so measuring them costs no second pass over the training set.
 std::vector<Metric> metrics(const slr::Fit& train, const slr::Fit& test) {
   return {{"loss", train.loss()}, {"accuracy", train.accuracy()}, {"test_loss", test.loss()},
           {"test_accuracy", test.accuracy()}};
@@ -139,9 +142,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const slr::Problem p = make_problem(rt, c);
   const slr::Options o = make_options(c);
   HeldOut held(c, p);
-  const std::int64_t clock =
-      o.clock_every >= 0 ? o.clock_every
-                         : slr::auto_clock(static_cast<std::int64_t>(p.train.size()), rt.size(), rt.threads(), o.hybrid);
+  const std::int64_t clock = slr::StrataSlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l1 {}, l2 {}, {}{}", p.source, p.train.size(),
                    p.test.size(), c.options.text("step"), o.lr, o.l1, o.l2, o.bias ? "bias" : "no bias",
                    c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
@@ -150,18 +151,19 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const auto items = static_cast<std::int64_t>(p.train.size());
   const auto stop = [&] { return held.best.exhausted(); };
   std::vector<float> last;
+  slr::Fit train;  // the pass's own: each sample measured just before its step
   if (c.serial) {
     slr::SerialSlr m(p, o);
-    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
-      auto r = metrics(m.fit(p.train), m.fit(p.test));
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] {
+      auto r = metrics(train, m.fit(p.test));
       held.measured(r, [&] { return m.w(); });
       return r;
     }, {}, stop);
     last = m.w();
   } else {
     slr::StrataSlr m(rt, p, o, loop_options(c));
-    run_passes(rt, c, items, report, [&] { m.pass(); }, [&] {
-      auto r = metrics(m.fit_train(), m.fit_test());
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] {
+      auto r = metrics(train, m.fit_test());
       held.measured(r, [&] { return m.w().gather(); });
       return r;
     }, [&] { info(describe_plan(m.report(), {"sample"})); }, stop);

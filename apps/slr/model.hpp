@@ -31,19 +31,26 @@ struct Options {
   std::int64_t clock_every = -1;  ///< iterations of a worker per clock; -1: auto_clock's choice
 };
 
+/// The model's weights: one per feature, then the bias when there is one.
+inline std::int64_t model_size(std::int64_t features, const Options& o) { return features + (o.bias ? 1 : 0); }
+
 /// The clock a run gets when none is asked for. On one rank under Hybrid the threads
 /// share the array lock-free, so one clock a pass (0). Across ranks each clock lets
 /// every worker's deltas meet: about 100 a pass per worker, at most 1,000 samples
-/// apart. A hot feature takes workers x clock steps from one stale value, and with
-/// one clock a pass on a small data set even an adaptive step overshoots.
-inline std::int64_t auto_clock(std::int64_t samples, int ranks, int threads, bool hybrid) {
+/// apart, since a hot feature (the bias) takes workers x clock steps from one stale
+/// value, and with one clock a pass on a small data set even an adaptive step
+/// overshoots. But a clock also refreshes each rank's copy of every weight it reads,
+/// about the whole model: the clock is raised until a worker's samples between two
+/// clocks hold as many non-zeros as the model has weights (at least 10 clocks a
+/// pass), so refreshing costs no more than computing.
+inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t weights, int ranks,
+                               int threads, bool hybrid) {
   if (ranks == 1 && hybrid) return 0;
   const std::int64_t per_worker = samples / (static_cast<std::int64_t>(ranks) * threads);
-  return std::clamp<std::int64_t>(per_worker / 100, 1, 1000);
+  const std::int64_t for_staleness = std::clamp<std::int64_t>(per_worker / 100, 1, 1000);
+  const std::int64_t for_refresh = weights / std::max<std::int64_t>(1, nonzeros / std::max<std::int64_t>(1, samples));
+  return std::max<std::int64_t>(1, std::max(for_staleness, std::min(for_refresh, per_worker / 10)));
 }
-
-/// The model's weights: one per feature, then the bias when there is one.
-inline std::int64_t model_size(std::int64_t features, const Options& o) { return features + (o.bias ? 1 : 0); }
 
 /// Whether a step's updates are sums of deltas (what Hybrid and read-my-writes fold).
 inline bool updates_add(Step s) { return s != Step::adarevision; }

@@ -35,30 +35,36 @@ void SerialSlr::step(std::size_t f, float g, float w) {
 }
 
 template <Step S>
-void SerialSlr::pass_with() {
+Fit SerialSlr::pass_with() {
   const std::int32_t* feature = p_.feature.data();
   const float* value = p_.value.data();
+  Fit fit;
   for (const Sample& s : p_.train) {
     float* read = weights_read(static_cast<std::size_t>(s.nnz) + 1);
     float z = read[0] = o_.bias ? weight<S>(bias_) : 0.0f;
     for (std::int64_t k = 0; k < s.nnz; ++k)
       z += (read[k + 1] = weight<S>(static_cast<std::size_t>(feature[s.begin + k]))) * value[s.begin + k];
+    measure(sigmoid(z), s.label, fit.log_loss, fit.correct);
     const float g = sigmoid(z) - s.label;
     for (std::int64_t k = 0; k < s.nnz; ++k)
       step<S>(static_cast<std::size_t>(feature[s.begin + k]), g * value[s.begin + k], read[k + 1]);
     if (o_.bias) step<S>(bias_, g, read[0]);
   }
+  fit.count = static_cast<std::int64_t>(p_.train.size());
+  return fit;
 }
 
-void SerialSlr::pass() {
+Fit SerialSlr::pass() {
+  Fit fit;
   switch (o_.step) {
-    case Step::plain: pass_with<Step::plain>(); break;
-    case Step::adagrad: pass_with<Step::adagrad>(); break;
-    case Step::adarevision: pass_with<Step::adarevision>(); break;
-    case Step::ftrl: pass_with<Step::ftrl>(); break;
+    case Step::plain: fit = pass_with<Step::plain>(); break;
+    case Step::adagrad: fit = pass_with<Step::adagrad>(); break;
+    case Step::adarevision: fit = pass_with<Step::adarevision>(); break;
+    case Step::ftrl: fit = pass_with<Step::ftrl>(); break;
   }
   if (o_.step == Step::ftrl)
     for (std::size_t f = 0; f < w_.size(); ++f) w_[f] = ftrl_weight(ftrl_[f], o_);
+  return fit;
 }
 
 Fit SerialSlr::fit(const std::vector<Sample>& samples) const {

@@ -12,8 +12,9 @@ namespace strata::apps::slr {
 class SerialSlr {
  public:
   SerialSlr(const Problem& problem, const Options& options);
-  /// One SGD pass over the training samples in their stored order.
-  void pass();
+  /// One SGD pass over the training samples in their stored order; returns the pass's
+  /// progressive fit: each sample's log-loss and prediction just before its step.
+  Fit pass();
   Fit fit(const std::vector<Sample>& samples) const;
   /// The weights: one per feature, then the bias when there is one.
   const std::vector<float>& w() const { return w_; }
@@ -21,7 +22,7 @@ class SerialSlr {
  private:
   // One pass, weight and step per Step: no branch on the step per non-zero.
   template <Step S>
-  void pass_with();
+  Fit pass_with();
   template <Step S>
   float weight(std::size_t f) const;
   template <Step S>

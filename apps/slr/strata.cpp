@@ -63,10 +63,10 @@ struct StrataSlr::Access {
 
 StrataSlr::StrataSlr(Runtime& rt, const Problem& problem, const Options& options, const LoopOptions& loop)
     : rt_(rt), p_(problem), o_(options), loop_(loop), bias_(problem.features), X_(sample_array(rt, problem.train)),
-      T_(sample_array(rt, problem.test)), w_(DistArray<float, 1>::zeros(rt, {model_size(problem.features, options)})) {
+      T_(sample_array(rt, problem.test)), w_(DistArray<float, 1>::zeros(rt, {model_size(problem.features, options)})),
+      pass_loss_(rt), pass_correct_(rt) {
   w_.set_name("w");
-  if (o_.clock_every < 0)
-    o_.clock_every = auto_clock(static_cast<std::int64_t>(problem.train.size()), rt.size(), rt.threads(), o_.hybrid);
+  o_.clock_every = clock_for(problem, options, rt.size(), rt.threads());
   Consistency c = o_.hybrid ? hybrid() : ssp(o_.staleness);
   c.every(o_.clock_every);
   const Shape<1> shape = w_.shape();
@@ -75,6 +75,14 @@ StrataSlr::StrataSlr(Runtime& rt, const Problem& problem, const Options& options
   if (o_.step == Step::ftrl) ftrl_ = DistArray<FtrlState, 1>::zeros(rt, shape), ftrl_.set_name("ftrl"), ftrl_sum_ = sum_buffer(ftrl_, c);
   if (o_.step == Step::adarevision)
     ada_ = std::make_unique<Buffer<float, 1, apply::AdaRevision>>(w_, apply::adarevision(o_.lr), c);
+}
+
+std::int64_t StrataSlr::clock_for(const Problem& p, const Options& o, int ranks, int threads) {
+  if (o.clock_every >= 0) return o.clock_every;
+  std::int64_t nonzeros = 0;
+  for (const Sample& s : p.train) nonzeros += s.nnz;
+  return auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks, threads,
+                    o.hybrid);
 }
 
 RelaxedStats StrataSlr::stats() const {
@@ -91,6 +99,11 @@ void StrataSlr::pass_with() {
     float z = read[0] = o_.bias ? a.weight(bias_) : 0.0f;
     for (std::int64_t k = 0; k < s.nnz; ++k)
       z += (read[k + 1] = a.weight(feature[s.begin + k])) * value[s.begin + k];
+    double loss = 0;
+    std::int64_t correct = 0;
+    measure(sigmoid(z), s.label, loss, correct);
+    pass_loss_ += loss;
+    pass_correct_ += correct;
     const float g = sigmoid(z) - s.label;
     for (std::int64_t k = 0; k < s.nnz; ++k)
       a.step(feature[s.begin + k], g * value[s.begin + k], read[k + 1]);
@@ -99,7 +112,7 @@ void StrataSlr::pass_with() {
   report_ = run_or_explain(explaining_, X_, body, loop_);
 }
 
-void StrataSlr::pass() {
+Fit StrataSlr::pass() {
   switch (o_.step) {
     case Step::plain: pass_with<Step::plain>(); break;
     case Step::adagrad: pass_with<Step::adagrad>(); break;
@@ -111,6 +124,11 @@ void StrataSlr::pass() {
     const auto w = w_.local_values();
     for (std::size_t f = 0; f < w.size(); ++f) w[f] = ftrl_weight(state[f], o_);
   }
+  Fit f;
+  f.log_loss = pass_loss_.take();
+  f.correct = pass_correct_.take();
+  f.count = X_.nnz();
+  return f;
 }
 
 Fit StrataSlr::fit(DistArray<Sample, 1>& samples, std::source_location where) {

@@ -16,8 +16,11 @@ namespace strata::apps::slr {
 class StrataSlr {
  public:
   StrataSlr(Runtime& rt, const Problem& problem, const Options& options, const LoopOptions& loop = {});
-  /// One SGD pass over the training samples (collective).
-  void pass();
+  /// The clock a run takes: options.clock_every, or auto_clock's choice for the data.
+  static std::int64_t clock_for(const Problem& problem, const Options& options, int ranks, int threads);
+  /// One SGD pass over the training samples (collective); returns the pass's
+  /// progressive fit: each sample's log-loss and prediction just before its step.
+  Fit pass();
   // Two loop sites (each call's line): one site alternating between the two sets
   // would be planned afresh, reconnaissance and all, at every call.
   Fit fit_train() { return fit(X_); }
@@ -52,6 +55,8 @@ class StrataSlr {
   std::unique_ptr<Buffer<double, 1>> g2_sum_;
   std::unique_ptr<Buffer<FtrlState, 1>> ftrl_sum_;
   std::unique_ptr<Buffer<float, 1, apply::AdaRevision>> ada_;
+  Accumulator<double> pass_loss_;
+  Accumulator<std::int64_t> pass_correct_;
   LoopReport report_;
   bool explaining_ = false;
 };
