@@ -43,6 +43,10 @@ double number(const std::string& path, std::int64_t line, const std::string& tex
 LinearModel read_liblinear_model(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw IoError(fmt::format("--model: cannot read '{}'", path));
+  return parse_liblinear_model(in, path);
+}
+
+LinearModel parse_liblinear_model(std::istream& in, const std::string& path) {
   LinearModel m;
   std::int64_t features = -1, line_no = 0;
   std::string line;
@@ -60,7 +64,9 @@ LinearModel read_liblinear_model(const std::string& path) {
       fields >> a;
       if (a != "2") throw ParseError(path, line_no, line, "slr reads two-class models only");
     } else if (key == "label") {
-      if (!(fields >> m.positive >> m.negative)) throw ParseError(path, line_no, line, "two labels expected");
+      std::string extra;
+      if (!(fields >> m.positive >> m.negative) || (fields >> extra))
+        throw ParseError(path, line_no, line, "two labels expected");
     } else if (key == "nr_feature") {
       fields >> a;
       features = static_cast<std::int64_t>(number(path, line_no, a));
@@ -75,8 +81,8 @@ LinearModel read_liblinear_model(const std::string& path) {
     }
   }
   if (!weights || features < 0) throw ParseError(path, line_no, line, "no 'nr_feature' and 'w' lines: not a liblinear model");
+  // The weights grow line by line: a header's count is not trusted with an allocation.
   const std::int64_t rows = features + (m.bias >= 0 ? 1 : 0);
-  m.w.reserve(static_cast<std::size_t>(features));
   for (std::int64_t r = 0; r < rows; ++r) {
     if (!std::getline(in, line)) throw ParseError(path, line_no, "", fmt::format("{} weights expected, {} found", rows, r));
     ++line_no;

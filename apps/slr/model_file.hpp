@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,7 @@ void write_liblinear_model(const std::string& path, const LinearModel& m);
 /// Reads a two-class logistic-regression model in liblinear's format (solver_type
 /// L2R_LR, L1R_LR or L2R_LR_DUAL, nr_class 2). ParseError naming the file and line.
 LinearModel read_liblinear_model(const std::string& path);
+/// The same from a stream; `path` names it in errors.
+LinearModel parse_liblinear_model(std::istream& in, const std::string& path);
 
 }  // namespace strata::apps::slr
