@@ -7,12 +7,19 @@
 
 #include <string>
 
+#include "common/app.hpp"
+
 namespace strata::apps {
 
 /// OptionError "--data: 'PATH' is a FIFO ..., not a regular file" unless `path` names
 /// a regular file (after symlinks); IoError "--data: cannot open WHAT 'PATH': why"
 /// when it does not exist or cannot be examined. `what` names the data ("rating
-/// file"). Opens nothing.
-void check_data_file(const std::string& path, const std::string& what);
+/// file"), `option` the option that gave the path. Opens nothing.
+void check_data_file(const std::string& path, const std::string& what, const std::string& option = "--data");
+
+/// The fraction of --data to hold out: the app's --holdout, or 0 when --test FILE
+/// names the held-out data instead (OptionError when both are given). For apps that
+/// declare both options.
+double holdout_fraction(const RunConfig& config);
 
 }  // namespace strata::apps

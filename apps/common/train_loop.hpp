@@ -50,15 +50,16 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
   }
 }
 
-/// "plan: two_d over (user, item) on 4 worker(s), imbalance 1.02"; `dims` names the
-/// iteration dimensions.
+/// "plan: two_d over (user, item) on 4 worker(s), imbalance 1.02; planned in 0.41 s
+/// (reconnaissance 0.30 s)"; `dims` names the iteration dimensions.
 inline std::string describe_plan(const LoopReport& report, const std::vector<std::string>& dims) {
   if (report.replayed) return "plan: replayed in the recorded serial order on one thread";
   auto name = [&](int d) { return d >= 0 && d < static_cast<int>(dims.size()) ? dims[static_cast<std::size_t>(d)] : ""; };
   const int s = report.space_dim, t = report.time_dim;
   const std::string over = s < 0 ? "" : t < 0 ? fmt::format(" over {}", name(s)) : fmt::format(" over ({}, {})", name(s), name(t));
-  return fmt::format("plan: {}{} on {} worker(s), imbalance {:.2f}", analysis::to_string(report.strategy), over,
-                     report.workers, report.imbalance);
+  return fmt::format("plan: {}{} on {} worker(s), imbalance {:.2f}; planned in {:.2f} s (reconnaissance {:.2f} s)",
+                     analysis::to_string(report.strategy), over, report.workers, report.imbalance,
+                     report.recon_seconds + report.plan_seconds, report.recon_seconds);
 }
 
 /// A serial program's row-major vector as a DistArray of `shape` (one rank).

@@ -53,13 +53,8 @@ void attach_test_file(mf::Problem& p, const std::string& path) {
 }
 
 mf::Problem make_problem(Runtime& rt, const RunConfig& c) {
-  double holdout = c.options.real("holdout", 0.0, 0.9);
+  const double holdout = holdout_fraction(c);
   const std::string& test = c.options.text("test");
-  if (!test.empty()) {
-    if (holdout > 0 && c.options.text("holdout") != "0.1")
-      throw OptionError("--holdout and --test both say what to measure on: give one of them");
-    holdout = 0;
-  }
   mf::Problem p;
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "rating file");

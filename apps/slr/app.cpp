@@ -20,13 +20,8 @@ namespace strata::apps {
 namespace {
 
 slr::Problem make_problem(Runtime& rt, const RunConfig& c) {
-  double holdout = c.options.real("holdout", 0.0, 0.9);
+  const double holdout = holdout_fraction(c);
   const std::string& test = c.options.text("test");
-  if (!test.empty()) {
-    if (holdout > 0 && c.options.text("holdout") != "0.1")
-      throw OptionError("--holdout and --test both say what to measure on: give one of them");
-    holdout = 0;
-  }
   slr::Problem p;
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "LIBSVM file");
@@ -43,7 +38,7 @@ slr::Problem make_problem(Runtime& rt, const RunConfig& c) {
     p = slr::generate(s, holdout, c.seed);
   }
   if (!test.empty()) {
-    check_data_file(test, "LIBSVM file (--test)");
+    check_data_file(test, "LIBSVM file", "--test");
     slr::attach_test(p, slr::load_libsvm(rt, test, 0.0, c.seed), test);
   }
   // The model is dense over the largest feature id: checked before it is allocated (a
@@ -71,14 +66,16 @@ slr::Options make_options(const RunConfig& c) {
   o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
   if (c.options.text("clock") != "auto") o.clock_every = c.options.integer("clock", 0);
   if (o.step == slr::Step::adarevision && o.l1 > 0)
-    throw OptionError("--l1 needs a step that shrinks weights itself (ftrl, adagrad or plain); adarevision takes --l2");
+    throw OptionError(
+        "--l1 needs a step that shrinks weights itself (ftrl, adagrad or plain); adarevision takes --l2");
   if (o.step == slr::Step::ftrl && o.ftrl_beta == 0 && o.l2 == 0)
     throw OptionError("--beta 0 with --l2 0 leaves FTRL's first step undefined: give --beta or --l2 above 0");
   if (o.hybrid && o.staleness > 0)
     throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
                                   o.staleness));
   if (o.hybrid && !slr::updates_add(o.step))
-    throw OptionError("--step adarevision revises steps at the owners, which Hybrid cannot fold: add --consistency ssp");
+    throw OptionError(
+        "--step adarevision revises steps at the owners, which Hybrid cannot fold: add --consistency ssp");
   return o;
 }
 
@@ -125,7 +122,8 @@ struct HeldOut {
       : best(static_cast<int>(c.options.integer("patience", 0, 1'000'000))),
         keep_best(c.options.choice("keep", {"best", "last"}) == "best" && !p.test.empty()) {
     if (p.test.empty() && c.options.text("patience") != "0")
-      throw OptionError("--patience stops on the held-out loss, and there is no held-out data: give --holdout or --test");
+      throw OptionError(
+          "--patience stops on the held-out loss, and there is no held-out data: give --holdout or --test");
   }
   // After each pass's metrics: `weights` gives the model (collective).
   template <class Weights>

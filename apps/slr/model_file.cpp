@@ -59,7 +59,8 @@ LinearModel parse_liblinear_model(std::istream& in, const std::string& path) {
     if (key == "solver_type") {
       fields >> m.solver;
       if (m.solver != "L2R_LR" && m.solver != "L1R_LR" && m.solver != "L2R_LR_DUAL")
-        throw ParseError(path, line_no, line, "not a logistic-regression model (solver_type L2R_LR, L1R_LR or L2R_LR_DUAL)");
+        throw ParseError(path, line_no, line,
+                         "not a logistic-regression model (solver_type L2R_LR, L1R_LR or L2R_LR_DUAL)");
     } else if (key == "nr_class") {
       fields >> a;
       if (a != "2") throw ParseError(path, line_no, line, "slr reads two-class models only");
@@ -80,11 +81,13 @@ LinearModel parse_liblinear_model(std::istream& in, const std::string& path) {
       throw ParseError(path, line_no, line, fmt::format("unknown header key '{}' (liblinear model expected)", key));
     }
   }
-  if (!weights || features < 0) throw ParseError(path, line_no, line, "no 'nr_feature' and 'w' lines: not a liblinear model");
+  if (!weights || features < 0)
+    throw ParseError(path, line_no, line, "no 'nr_feature' and 'w' lines: not a liblinear model");
   // The weights grow line by line: a header's count is not trusted with an allocation.
   const std::int64_t rows = features + (m.bias >= 0 ? 1 : 0);
   for (std::int64_t r = 0; r < rows; ++r) {
-    if (!std::getline(in, line)) throw ParseError(path, line_no, "", fmt::format("{} weights expected, {} found", rows, r));
+    if (!std::getline(in, line))
+      throw ParseError(path, line_no, "", fmt::format("{} weights expected, {} found", rows, r));
     ++line_no;
     std::istringstream fields(line);
     std::string a, extra;

@@ -30,7 +30,8 @@ void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info) {
     float z = m.bias >= 0 ? m.bias_weight * m.bias : 0.0f;
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k) {
       const std::int32_t f = p.feature[static_cast<std::size_t>(k)];
-      if (f < features) z += m.w[static_cast<std::size_t>(f)] * p.value[static_cast<std::size_t>(k)];  // liblinear skips unknown ids
+      // An id beyond the model's features has no weight: skipped, as liblinear skips it.
+      if (f < features) z += m.w[static_cast<std::size_t>(f)] * p.value[static_cast<std::size_t>(k)];
     }
     const float q = sigmoid(z);
     std::fprintf(out, "%s %.6g %.6g\n", (q >= 0.5f ? m.positive : m.negative).c_str(), static_cast<double>(q),

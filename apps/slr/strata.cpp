@@ -71,8 +71,16 @@ StrataSlr::StrataSlr(Runtime& rt, const Problem& problem, const Options& options
   c.every(o_.clock_every);
   const Shape<1> shape = w_.shape();
   if (o_.step == Step::plain || o_.step == Step::adagrad) w_sum_ = sum_buffer(w_, c);
-  if (o_.step == Step::adagrad) g2_ = DistArray<double, 1>::zeros(rt, shape), g2_.set_name("g2"), g2_sum_ = sum_buffer(g2_, c);
-  if (o_.step == Step::ftrl) ftrl_ = DistArray<FtrlState, 1>::zeros(rt, shape), ftrl_.set_name("ftrl"), ftrl_sum_ = sum_buffer(ftrl_, c);
+  if (o_.step == Step::adagrad) {
+    g2_ = DistArray<double, 1>::zeros(rt, shape);
+    g2_.set_name("g2");
+    g2_sum_ = sum_buffer(g2_, c);
+  }
+  if (o_.step == Step::ftrl) {
+    ftrl_ = DistArray<FtrlState, 1>::zeros(rt, shape);
+    ftrl_.set_name("ftrl");
+    ftrl_sum_ = sum_buffer(ftrl_, c);
+  }
   if (o_.step == Step::adarevision)
     ada_ = std::make_unique<Buffer<float, 1, apply::AdaRevision>>(w_, apply::adarevision(o_.lr), c);
 }

@@ -92,6 +92,7 @@ expect_error 1 "--l1 needs a step that shrinks" train slr --data train.svm --ste
 expect_error 1 "--staleness 2 needs --consistency ssp" train slr --data train.svm --staleness 2
 expect_error 1 "Hybrid cannot fold: add --consistency ssp" train slr --data train.svm --step adarevision
 expect_error 1 "--patience stops on the held-out loss" train slr --data train.svm --holdout 0 --patience 3
+expect_error 1 "--test: cannot open LIBSVM file 'missing.svm'" train slr --data train.svm --test missing.svm
 expect_error 1 "--holdout and --test both" train slr --data train.svm --test test.svm --holdout 0.2
 expect_error 1 "--keep: 'first'" train slr --data train.svm --keep first
 expect_error 1 "'nomodel' is neither a directory holding model.liblinear nor" predict slr --model nomodel --data test.svm --out x.txt
