@@ -29,5 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(m.positive != "-1" && m.positive != "0", "the negative class first");
   for (const float v : m.w) FUZZ_CHECK(std::isfinite(v), "a weight that is not finite");
   FUZZ_CHECK(std::isfinite(m.bias) && std::isfinite(m.bias_weight), "a bias that is not finite");
+  std::istringstream again(apps::slr::format_liblinear_model(m));
+  const apps::slr::LinearModel back = apps::slr::parse_liblinear_model(again, "fuzz.model");
+  FUZZ_CHECK(back.w == m.w && back.bias_weight == m.bias_weight, "weights that do not read back");
+  FUZZ_CHECK(back.positive == m.positive && back.negative == m.negative && back.solver == m.solver,
+             "labels or solver that do not read back");
+  FUZZ_CHECK((back.bias < 0) == (m.bias < 0) && (m.bias < 0 || back.bias == m.bias), "a bias that does not read back");
   return 0;
 }

@@ -18,11 +18,14 @@ struct LinearModel {
   std::string solver = "L2R_LR";
 };
 
-/// Writes `m` in liblinear's format. IoError naming the path.
+/// `m` in liblinear's format (weights to 9 significant digits: a float exactly).
+std::string format_liblinear_model(const LinearModel& m);
+/// Writes it to `path`. IoError naming the path.
 void write_liblinear_model(const std::string& path, const LinearModel& m);
 
 /// Reads a two-class logistic-regression model in liblinear's format (solver_type
-/// L2R_LR, L1R_LR or L2R_LR_DUAL, nr_class 2). ParseError naming the file and line.
+/// L2R_LR, L1R_LR or L2R_LR_DUAL, nr_class 2, labels 1 or +1 and -1 or 0, either
+/// first). ParseError naming the file and line.
 LinearModel read_liblinear_model(const std::string& path);
 /// The same from a stream; `path` names it in errors.
 LinearModel parse_liblinear_model(std::istream& in, const std::string& path);

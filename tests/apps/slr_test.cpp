@@ -261,6 +261,9 @@ TEST(SlrModelFile, ReadsAndWritesLiblinearModels) {
     } catch (const ParseError& e) {
       EXPECT_EQ(e.line(), 1);
     }
+    // Two negative classes (found by fuzzing): no class to give the probability of.
+    std::ofstream(dir.file("labels.txt")) << "solver_type L2R_LR\nnr_class 2\nlabel -1 0\nnr_feature 1\n";
+    EXPECT_THROW(read_liblinear_model(dir.file("labels.txt")), ParseError);
     std::ofstream(dir.file("short.txt")) << "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n1 \n";
     EXPECT_THROW(read_liblinear_model(dir.file("short.txt")), ParseError);
   }
