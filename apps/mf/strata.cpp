@@ -106,7 +106,7 @@ void StrataMf::pass_data_parallel() {
   }, loop_);
 }
 
-Fit StrataMf::fit(DistArray<float, 2>& ratings) {
+Fit StrataMf::fit(DistArray<float, 2>& ratings, std::source_location where) {
   const int K = o_.rank;
   Accumulator<double> objective(rt_), squared(rt_), absolute(rt_), logloss(rt_), correct(rt_);
   run_or_explain(explaining_, ratings, [&](const Index<2>& ui, float r) {
@@ -117,7 +117,7 @@ Fit StrataMf::fit(DistArray<float, 2>& ratings) {
     absolute += one.absolute;
     logloss += one.logloss;
     correct += static_cast<double>(one.correct);
-  }, LoopOptions{});
+  }, LoopOptions{}, where);
   Fit f;
   f.objective = objective.take();
   f.squared = squared.take();

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <vector>
 
 #include "mf/model.hpp"
@@ -23,6 +24,8 @@ class StrataMf {
   /// One SGD pass over the training ratings (collective). Returns the sum of their
   /// losses, each taken just before its step.
   double pass();
+  // Two loop sites (each call's line): one site alternating between the two sets
+  // would be planned afresh, reconnaissance and all, at every call.
   Fit fit_train() { return fit(R_); }
   Fit fit_test() { return fit(T_); }
   /// Plans every loop without running it and prints the plans (rank 0).
@@ -35,7 +38,7 @@ class StrataMf {
   DistArray<float, 2>& H() { return H_; }
 
  private:
-  Fit fit(DistArray<float, 2>& ratings);
+  Fit fit(DistArray<float, 2>& ratings, std::source_location where = std::source_location::current());
   void pass_data_parallel();
 
   Runtime& rt_;
