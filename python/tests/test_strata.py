@@ -78,6 +78,27 @@ class Train(unittest.TestCase):
         self.assertEqual(int(lda["model"]["doc_topic"].sum()), total)
         self.assertEqual(int(lda["model"]["word_topic"].sum()), total)
 
+    def test_slr_keeps_the_best_pass(self):
+        # A fast rate overfits these 20,000 samples after a pass or two: patience=1 stops
+        # there, and the model returned is the pass with the lowest held-out log-loss.
+        r = strata.train("slr", synthetic={"samples": 20000, "features": 3000, "nnz": 15}, epochs=8, lr=0.5,
+                         patience=1, threads=2)
+        losses = list(r["metrics"]["test_loss"])
+        self.assertLess(len(losses), 8)
+        self.assertEqual(int(np.argmin(losses)), len(losses) - 2)  # the pass before the one that did not improve
+        # The serial program is deterministic: keeping the best of 5 passes gives the
+        # model that stopping after the best pass gives.
+        data = {"synthetic": {"samples": 20000, "features": 3000, "nnz": 15}, "lr": 0.5, "serial": True}
+        runs = strata.train("slr", epochs=5, **data)
+        best = int(np.argmin(runs["metrics"]["test_loss"])) + 1
+        self.assertLess(best, 5)
+        with tempfile.TemporaryDirectory() as d:
+            kept = strata.train("slr", epochs=5, save=os.path.join(d, "m"), **data)
+            self.assertTrue(os.path.isfile(os.path.join(d, "m", "model.liblinear")))
+        stopped = strata.train("slr", epochs=best, keep="last", **data)
+        np.testing.assert_array_equal(kept["model"]["w"], stopped["model"]["w"])
+        self.assertEqual(kept["model"]["w"].shape, (3001,))
+
     def test_serial_flag(self):
         r = strata.train("mf", serial=True, **MF)
         self.assertEqual(len(r["metrics"]["loss"]), 3)
