@@ -39,10 +39,11 @@ inline std::int64_t model_size(std::int64_t features, const Options& o) { return
 /// every worker's deltas meet: about 100 a pass per worker, at most 1,000 samples
 /// apart, since a hot feature (the bias) takes workers x clock steps from one stale
 /// value, and with one clock a pass on a small data set even an adaptive step
-/// overshoots. But a clock also refreshes each rank's copy of every weight it reads,
-/// about the whole model: the clock is raised until a worker's samples between two
-/// clocks hold as many non-zeros as the model has weights (at least 10 clocks a
-/// pass), so refreshing costs no more than computing.
+/// overshoots. But each clock is also a synchronous exchange between the ranks (their
+/// deltas to the owners, the changed weights back), a few milliseconds on one machine
+/// (docs/apps-slr.md): the clock is raised until a worker's samples between two clocks
+/// hold as many non-zeros as the model has weights (at least 10 clocks a pass), so
+/// that the exchanges cost about what computing does.
 inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t weights, int ranks,
                                int threads, bool hybrid) {
   if (ranks == 1 && hybrid) return 0;
