@@ -112,27 +112,32 @@ void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, cons
 }
 
 // What the held-out data decide: when to stop (--patience) and which pass's model
-// --save writes (--keep best: the lowest held-out loss; last).
+// --save writes (--keep best: the lowest held-out loss; last). Passes a resumed run
+// restored from a checkpoint do not count: their models are not in the checkpoint.
 struct HeldOut {
   BestPass best;
   bool keep_best;
-  std::vector<float> kept;  // the best pass's weights (--keep best)
+  std::vector<float> kept;  // the best pass's weights (--keep best with --save)
+  int pass = 0;
 
   HeldOut(const RunConfig& c, const slr::Problem& p)
       : best(static_cast<int>(c.options.integer("patience", 0, 1'000'000))),
-        keep_best(c.options.choice("keep", {"best", "last"}) == "best" && !p.test.empty()) {
+        keep_best(c.options.choice("keep", {"best", "last"}) == "best" && !p.test.empty() && !c.save_dir.empty()) {
     if (p.test.empty() && c.options.text("patience") != "0")
       throw OptionError(
           "--patience stops on the held-out loss, and there is no held-out data: give --holdout or --test");
   }
   // After each pass's metrics: `weights` gives the model (collective).
   template <class Weights>
-  void measured(const std::vector<Metric>& m, Weights&& weights) {
-    if (best.improved(m[2].value) && keep_best) kept = weights();
+  void measured(const std::vector<Metric>& m, bool restored, Weights&& weights) {
+    ++pass;
+    if (!restored && best.improved(pass, m[2].value) && keep_best) kept = weights();
   }
   std::string describe() const {
-    return fmt::format("kept pass {}'s model, the lowest held-out log-loss ({:.6f}) of {} passes", best.best_pass(),
-                       best.best_loss(), best.last_pass());
+    std::string line = fmt::format("kept pass {}'s model, the lowest held-out log-loss ({:.6f}) of passes {} to {}",
+                                   best.best_pass(), best.best_loss(), best.first_pass(), best.last_pass());
+    if (best.first_pass() > 1) line += " (the passes before were restored from the checkpoint, without their models)";
+    return line;
   }
 };
 
@@ -150,29 +155,37 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const auto stop = [&] { return held.best.exhausted(); };
   std::vector<float> last;
   slr::Fit train;  // the pass's own: each sample measured just before its step
+  bool restored = false;
+  const auto run = [&](auto&& pass) {
+    const auto skipped = recovery::loop_calls_skipped(rt);
+    train = pass();
+    restored = recovery::loop_calls_skipped(rt) > skipped;
+  };
   if (c.serial) {
     slr::SerialSlr m(p, o);
-    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] {
+    run_passes(rt, c, items, report, [&] { run([&] { return m.pass(); }); }, [&] {
       auto r = metrics(train, m.fit(p.test));
-      held.measured(r, [&] { return m.w(); });
+      held.measured(r, restored, [&] { return m.w(); });
       return r;
     }, {}, stop);
-    last = m.w();
+    if (!c.save_dir.empty()) last = m.w();
   } else {
     slr::StrataSlr m(rt, p, o, loop_options(c));
-    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] {
+    run_passes(rt, c, items, report, [&] { run([&] { return m.pass(); }); }, [&] {
       auto r = metrics(train, m.fit_test());
-      held.measured(r, [&] { return m.w().gather(); });
+      held.measured(r, restored, [&] { return m.w().gather(); });
       return r;
     }, [&] { info(describe_plan(m.report(), {"sample"})); }, stop);
-    if (!c.save_dir.empty() && !held.keep_best) last = m.w().gather();
+    if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
   }
   if (held.best.exhausted())
     info(fmt::format("stopped after pass {}: no lower held-out log-loss in {} passes", held.best.last_pass(),
                      held.best.last_pass() - held.best.best_pass()));
   if (c.save_dir.empty()) return;
-  if (held.keep_best) info(held.describe());
-  save(rt, c.save_dir, held.keep_best ? held.kept : last, p, o);
+  // Nothing kept: --keep last, no held-out data, or every pass restored from a checkpoint.
+  const bool kept_best = !held.kept.empty();
+  if (kept_best) info(held.describe());
+  save(rt, c.save_dir, kept_best ? held.kept : last, p, o);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {

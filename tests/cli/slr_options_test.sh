@@ -71,6 +71,15 @@ else
   failures=$((failures + 1))
 fi
 
+# --resume with --keep best: the restored passes' models are not in the checkpoint, so
+# the kept model is the best of the passes this run trained, and the run says so.
+"$strata" train slr --data train.svm --test test.svm --epochs 2 --lr 0.5 --threads 2 --checkpoint-dir ck \
+  >ck.txt 2>&1 || fail "checkpointed run: $(cat ck.txt)"
+"$strata" train slr --data train.svm --test test.svm --epochs 5 --lr 0.5 --threads 2 --checkpoint-dir ck --resume ck \
+  --save resumed >resumed.txt 2>&1 || fail "resumed run: $(cat resumed.txt)"
+grep -q "of passes 3 to 5 (the passes before were restored" resumed.txt ||
+  fail "resumed --keep best: $(grep -i kept resumed.txt)"
+
 # 0/1 labels are written back as they were spelled; L1 gives zeros and says L1R_LR.
 "$strata" train slr --data train01.svm --epochs 3 --l1 5 --save model01 >t01.txt 2>&1 || fail "0/1 labels: $(cat t01.txt)"
 grep -q '^label 1 0$' model01/model.liblinear || fail "0/1 labels written as: $(grep label model01/model.liblinear)"
