@@ -44,7 +44,6 @@ void append(std::vector<T>& to, std::span<const T> from) {
 // Appends `part` (offsets starting at 0) to `all`.
 void append_rows(LibsvmRows& all, const LibsvmRows& part) {
   const std::int64_t shift = all.offsets.back();
-  all.offsets.reserve(all.offsets.size() + part.offsets.size() - 1);
   for (std::size_t i = 1; i < part.offsets.size(); ++i) all.offsets.push_back(part.offsets[i] + shift);
   append<std::int32_t>(all.features, part.features);
   append<float>(all.values, part.values);
@@ -92,10 +91,20 @@ LibsvmRows load_libsvm_rows(Runtime& rt, const std::string& path, const LoadOpti
                                       [&](int t) -> RowsHandler& { return handlers[static_cast<std::size_t>(t)]; });
   io::detail::record_scan(rep, path, scan);
   const auto join_start = std::chrono::steady_clock::now();
-  LibsvmRows mine = std::move(handlers[0].rows);
-  for (std::size_t t = 1; t < handlers.size(); ++t) {
-    append_rows(mine, handlers[t].rows);
-    handlers[t].rows = {};
+  LibsvmRows mine;
+  if (handlers.size() == 1) {
+    mine = std::move(handlers[0].rows);
+  } else {  // sized once, each thread's part freed as soon as it is copied
+    std::size_t nonzeros = 0, samples = 0;
+    for (const auto& h : handlers) nonzeros += h.rows.features.size(), samples += h.rows.labels.size();
+    mine.features.reserve(nonzeros);
+    mine.values.reserve(nonzeros);
+    mine.labels.reserve(samples);
+    mine.offsets.reserve(samples + 1);
+    for (auto& h : handlers) {
+      append_rows(mine, h.rows);
+      h.rows = {};
+    }
   }
   LibsvmRows all = gather_rows(rt, std::move(mine));
   io::detail::finish_report(rt, rep, start, join_start, static_cast<std::int64_t>(all.features.size()));
