@@ -35,6 +35,14 @@ stamped() {
   done
 }
 
+# "WALL_S,PEAK_MB" of a command run under /usr/bin/time -v, from its log.
+time_v_figures() {
+  local wall peak
+  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$1" | awk -F: '{ print $(NF-1) * 60 + $NF }')
+  peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$1")
+  echo "$wall,$((peak / 1024))"
+}
+
 for app in $apps; do
   case "$app" in
     mf) bench_mf ;;

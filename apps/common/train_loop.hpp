@@ -21,13 +21,13 @@ namespace strata::apps {
 /// the metrics, loss first) and reports. `after_first_pass` runs once, between the
 /// first pass that ran and its measurement (Strata runs: say which plan was chosen);
 /// passes a resumed run restored from a checkpoint (strata/recovery.hpp) are reported as
-/// restored. `stop`, when given, is asked after each pass's report whether to end
-/// training early (held-out early stopping); it must answer alike on every rank.
-/// Collective when the model is.
+/// restored. `stop`, when given, is called with each pass's report after it was
+/// reported and answers whether to end training early (held-out early stopping); it
+/// must answer alike on every rank. Collective when the model is.
 template <class Pass, class Measure>
 void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pass, const PassCallback& report,
                 Pass&& pass, Measure&& measure, const std::function<void()>& after_first_pass = {},
-                const std::function<bool()>& stop = {}) {
+                const std::function<bool(const PassReport&)>& stop = {}) {
   bool described = false;
   for (int e = 1; e <= config.epochs; ++e) {
     rt.comm().barrier();
@@ -46,7 +46,7 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
     }
     r.metrics = measure();
     report(r);
-    if (stop && stop()) break;
+    if (stop && stop(r)) break;
   }
 }
 

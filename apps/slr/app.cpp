@@ -118,7 +118,6 @@ struct HeldOut {
   BestPass best;
   bool keep_best;
   std::vector<float> kept;  // the best pass's weights (--keep best with --save)
-  int pass = 0;
 
   HeldOut(const RunConfig& c, const slr::Problem& p)
       : best(static_cast<int>(c.options.integer("patience", 0, 1'000'000))),
@@ -127,11 +126,11 @@ struct HeldOut {
       throw OptionError(
           "--patience stops on the held-out loss, and there is no held-out data: give --holdout or --test");
   }
-  // After each pass's metrics: `weights` gives the model (collective).
+  // After each pass's report: `weights` gives the model (collective). True: stop.
   template <class Weights>
-  void measured(const std::vector<Metric>& m, bool restored, Weights&& weights) {
-    ++pass;
-    if (!restored && best.improved(pass, m[2].value) && keep_best) kept = weights();
+  bool after(const PassReport& r, Weights&& weights) {
+    if (!r.restored && best.improved(r.pass, r.metrics[2].value) && keep_best) kept = weights();
+    return best.exhausted();
   }
   std::string describe() const {
     std::string line = fmt::format("kept pass {}'s model, the lowest held-out log-loss ({:.6f}) of passes {} to {}",
@@ -152,30 +151,18 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
                                                clock ? fmt::format("a clock every {} samples a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());
-  const auto stop = [&] { return held.best.exhausted(); };
   std::vector<float> last;
   slr::Fit train;  // the pass's own: each sample measured just before its step
-  bool restored = false;
-  const auto run = [&](auto&& pass) {
-    const auto skipped = recovery::loop_calls_skipped(rt);
-    train = pass();
-    restored = recovery::loop_calls_skipped(rt) > skipped;
-  };
   if (c.serial) {
     slr::SerialSlr m(p, o);
-    run_passes(rt, c, items, report, [&] { run([&] { return m.pass(); }); }, [&] {
-      auto r = metrics(train, m.fit(p.test));
-      held.measured(r, restored, [&] { return m.w(); });
-      return r;
-    }, {}, stop);
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return metrics(train, m.fit(p.test)); }, {},
+               [&](const PassReport& r) { return held.after(r, [&] { return m.w(); }); });
     if (!c.save_dir.empty()) last = m.w();
   } else {
     slr::StrataSlr m(rt, p, o, loop_options(c));
-    run_passes(rt, c, items, report, [&] { run([&] { return m.pass(); }); }, [&] {
-      auto r = metrics(train, m.fit_test());
-      held.measured(r, restored, [&] { return m.w().gather(); });
-      return r;
-    }, [&] { info(describe_plan(m.report(), {"sample"})); }, stop);
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return metrics(train, m.fit_test()); },
+               [&] { info(describe_plan(m.report(), {"sample"})); },
+               [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
     if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
   }
   if (held.best.exhausted())

@@ -49,8 +49,8 @@ inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std:
   if (ranks == 1 && hybrid) return 0;
   const std::int64_t per_worker = samples / (static_cast<std::int64_t>(ranks) * threads);
   const std::int64_t for_staleness = std::clamp<std::int64_t>(per_worker / 100, 1, 1000);
-  const std::int64_t for_refresh = weights / std::max<std::int64_t>(1, nonzeros / std::max<std::int64_t>(1, samples));
-  return std::max<std::int64_t>(1, std::max(for_staleness, std::min(for_refresh, per_worker / 10)));
+  const std::int64_t for_exchange = weights / std::max<std::int64_t>(1, nonzeros / std::max<std::int64_t>(1, samples));
+  return std::max(for_staleness, std::min(for_exchange, per_worker / 10));
 }
 
 /// Whether a step's updates are sums of deltas (what Hybrid and read-my-writes fold).

@@ -55,10 +55,7 @@ run_strata() {  # label rep threads [launcher...]
   record "$label" "$rep" "$out/$label-$rep.log"
 }
 record() {  # tool rep log: whole-command wall time and peak memory from time -v
-  local wall peak
-  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$3" | awk -F: '{ print $(NF-1) * 60 + $NF }')
-  peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$3")
-  echo "$1,$2,$wall,$((peak / 1024))" >>"$out/mf_runs.csv"
+  echo "$1,$2,$(time_v_figures "$3")" >>"$out/mf_runs.csv"
 }
 
 echo "tool,rep,pass,seconds_since_start,test_rmse" >"$out/mf_passes.csv"

@@ -71,10 +71,7 @@ slr_setting() {
 }
 
 slr_record() {  # set tool rep log
-  local wall peak
-  wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$4" | awk -F: '{ print $(NF-1) * 60 + $NF }')
-  peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$4")
-  echo "$1,$2,$3,$wall,$((peak / 1024))" >>"$out/slr_runs.csv"
+  echo "$1,$2,$3,$(time_v_figures "$4")" >>"$out/slr_runs.csv"
 }
 
 slr_liblinear() {  # set rep solver

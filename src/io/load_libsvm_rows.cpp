@@ -1,7 +1,7 @@
 // load_libsvm_rows: a LIBSVM file as CSR arrays held whole on every rank. Each thread
 // keeps its lines compact (8 bytes a non-zero) as it parses them; the threads' and
 // then the ranks' parts are joined in file order.
-#include <cstring>
+#include <functional>
 
 #include "strata/io/load.hpp"
 
@@ -36,19 +36,34 @@ struct RowsHandler {
   }
 };
 
-template <class T>
-void append(std::vector<T>& to, std::span<const T> from) {
-  to.insert(to.end(), from.begin(), from.end());
-}
+// One part of the rows (a thread's or a rank's), as views.
+struct RowsPart {
+  std::span<const std::int64_t> offsets;  // starting at 0
+  std::span<const std::int32_t> features;
+  std::span<const float> values, labels;
+};
 
-// Appends `part` (offsets starting at 0) to `all`.
-void append_rows(LibsvmRows& all, const LibsvmRows& part) {
-  const std::int64_t shift = all.offsets.back();
-  for (std::size_t i = 1; i < part.offsets.size(); ++i) all.offsets.push_back(part.offsets[i] + shift);
-  append<std::int32_t>(all.features, part.features);
-  append<float>(all.values, part.values);
-  append<float>(all.labels, part.labels);
-  all.feature_count = std::max(all.feature_count, part.feature_count);
+RowsPart part_of(const LibsvmRows& r) { return {r.offsets, r.features, r.values, r.labels}; }
+
+// Appends the parts to `all` in order, each sample's offsets shifted past the ones
+// before, into arrays sized once; copied(k) is told when part k is no longer needed.
+void join(LibsvmRows& all, const std::vector<RowsPart>& parts,
+          const std::function<void(std::size_t)>& copied = [](std::size_t) {}) {
+  std::size_t nonzeros = all.features.size(), samples = all.labels.size();
+  for (const RowsPart& p : parts) nonzeros += p.features.size(), samples += p.labels.size();
+  all.features.reserve(nonzeros);
+  all.values.reserve(nonzeros);
+  all.labels.reserve(samples);
+  all.offsets.reserve(samples + 1);
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const RowsPart& p = parts[k];
+    const std::int64_t shift = all.offsets.back();
+    for (std::size_t i = 1; i < p.offsets.size(); ++i) all.offsets.push_back(p.offsets[i] + shift);
+    all.features.insert(all.features.end(), p.features.begin(), p.features.end());
+    all.values.insert(all.values.end(), p.values.begin(), p.values.end());
+    all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
+    copied(k);
+  }
 }
 
 template <class T>
@@ -62,18 +77,14 @@ LibsvmRows gather_rows(Runtime& rt, LibsvmRows mine) {
   auto gather = [&](auto& v) { return rt.comm().allgatherv(std::as_bytes(std::span(v))); };
   const std::vector<Bytes> offsets = gather(mine.offsets), features = gather(mine.features),
                            values = gather(mine.values), labels = gather(mine.labels);
-  std::int64_t feature_count = rt.comm().allreduce(mine.feature_count, ReduceOp::max);
-  mine = {};
   LibsvmRows all;
-  for (std::size_t r = 0; r < offsets.size(); ++r) {
-    const auto o = as_span_of<std::int64_t>(offsets[r]);
-    const std::int64_t shift = all.offsets.back();
-    for (std::size_t i = 1; i < o.size(); ++i) all.offsets.push_back(o[i] + shift);
-    append(all.features, as_span_of<std::int32_t>(features[r]));
-    append(all.values, as_span_of<float>(values[r]));
-    append(all.labels, as_span_of<float>(labels[r]));
-  }
-  all.feature_count = feature_count;
+  all.feature_count = rt.comm().allreduce(mine.feature_count, ReduceOp::max);
+  mine = {};
+  std::vector<RowsPart> parts;
+  for (std::size_t r = 0; r < offsets.size(); ++r)
+    parts.push_back({as_span_of<std::int64_t>(offsets[r]), as_span_of<std::int32_t>(features[r]),
+                     as_span_of<float>(values[r]), as_span_of<float>(labels[r])});
+  join(all, parts);
   return all;
 }
 
@@ -94,17 +105,13 @@ LibsvmRows load_libsvm_rows(Runtime& rt, const std::string& path, const LoadOpti
   LibsvmRows mine;
   if (handlers.size() == 1) {
     mine = std::move(handlers[0].rows);
-  } else {  // sized once, each thread's part freed as soon as it is copied
-    std::size_t nonzeros = 0, samples = 0;
-    for (const auto& h : handlers) nonzeros += h.rows.features.size(), samples += h.rows.labels.size();
-    mine.features.reserve(nonzeros);
-    mine.values.reserve(nonzeros);
-    mine.labels.reserve(samples);
-    mine.offsets.reserve(samples + 1);
-    for (auto& h : handlers) {
-      append_rows(mine, h.rows);
-      h.rows = {};
+  } else {
+    std::vector<RowsPart> parts;
+    for (const auto& h : handlers) {
+      parts.push_back(part_of(h.rows));
+      mine.feature_count = std::max(mine.feature_count, h.rows.feature_count);
     }
+    join(mine, parts, [&](std::size_t t) { handlers[t].rows = {}; });  // a thread's part freed once copied
   }
   LibsvmRows all = gather_rows(rt, std::move(mine));
   io::detail::finish_report(rt, rep, start, join_start, static_cast<std::int64_t>(all.features.size()));
