@@ -84,6 +84,7 @@ struct App : AppInfo {
 
 AppInfo mf_info();
 AppInfo slr_info();
+AppInfo mlr_info();
 AppInfo lda_info();
 
 /// Every app's info, in the order `strata --help` lists them (common/catalogue.cpp).

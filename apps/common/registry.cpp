@@ -8,6 +8,7 @@ namespace strata::apps {
 // Each app's app.cpp defines its factory.
 App mf_app();
 App slr_app();
+App mlr_app();
 App lda_app();
 
 namespace {
@@ -30,7 +31,7 @@ App one_process_serial(App app) {
 // against: checked once, so a new app cannot be added to one list only.
 const std::vector<App>& all_apps() {
   static const std::vector<App> apps = [] {
-    std::vector<App> a = {one_process_serial(mf_app()), one_process_serial(slr_app()),
+    std::vector<App> a = {one_process_serial(mf_app()), one_process_serial(slr_app()), one_process_serial(mlr_app()),
                           one_process_serial(lda_app())};
     const auto& catalogue = app_catalogue();
     STRATA_CHECK(a.size() == catalogue.size(), "the apps and the app catalogue differ");

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
-#include "common/best_pass.hpp"
 #include "common/data_file.hpp"
+#include "common/held_out.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
 #include "slr/model_file.hpp"
@@ -79,14 +79,6 @@ slr::Options make_options(const RunConfig& c) {
   return o;
 }
 
-// The training figures first (the loss is the one plotted): the pass's own, each
-// sample's log-loss just before its step (progressive validation, as LIBMF reports
-// its training loss), so measuring them costs no second pass over the training set.
-std::vector<Metric> metrics(const slr::Fit& train, const slr::Fit& test) {
-  return {{"loss", train.loss()}, {"accuracy", train.accuracy()}, {"test_loss", test.loss()},
-          {"test_accuracy", test.accuracy()}};
-}
-
 LoopOptions loop_options(const RunConfig& c) {
   LoopOptions l;
   if (c.plan && *c.plan != analysis::Strategy::data_parallel)
@@ -111,39 +103,10 @@ void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, cons
   slr::write_liblinear_model((path / "model.liblinear").string(), m);
 }
 
-// What the held-out data decide: when to stop (--patience) and which pass's model
-// --save writes (--keep best: the lowest held-out loss; last). Passes a resumed run
-// restored from a checkpoint do not count: their models are not in the checkpoint.
-struct HeldOut {
-  BestPass best;
-  bool keep_best;
-  std::vector<float> kept;  // the best pass's weights (--keep best with --save)
-
-  HeldOut(const RunConfig& c, const slr::Problem& p)
-      : best(static_cast<int>(c.options.integer("patience", 0, 1'000'000))),
-        keep_best(c.options.choice("keep", {"best", "last"}) == "best" && !p.test.empty() && !c.save_dir.empty()) {
-    if (p.test.empty() && c.options.text("patience") != "0")
-      throw OptionError(
-          "--patience stops on the held-out loss, and there is no held-out data: give --holdout or --test");
-  }
-  // After each pass's report: `weights` gives the model (collective). True: stop.
-  template <class Weights>
-  bool after(const PassReport& r, Weights&& weights) {
-    if (!r.restored && best.improved(r.pass, r.metrics[2].value) && keep_best) kept = weights();
-    return best.exhausted();
-  }
-  std::string describe() const {
-    std::string line = fmt::format("kept pass {}'s model, the lowest held-out log-loss ({:.6f}) of passes {} to {}",
-                                   best.best_pass(), best.best_loss(), best.first_pass(), best.last_pass());
-    if (best.first_pass() > 1) line += " (the passes before were restored from the checkpoint, without their models)";
-    return line;
-  }
-};
-
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
   const slr::Problem p = make_problem(rt, c);
   const slr::Options o = make_options(c);
-  HeldOut held(c, p);
+  HeldOut held(c, !p.test.empty());
   const std::int64_t clock = slr::StrataSlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l1 {}, l2 {}, {}{}", p.source, p.train.size(),
                    p.test.size(), c.options.text("step"), o.lr, o.l1, o.l2, o.bias ? "bias" : "no bias",
@@ -155,19 +118,17 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   slr::Fit train;  // the pass's own: each sample measured just before its step
   if (c.serial) {
     slr::SerialSlr m(p, o);
-    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return metrics(train, m.fit(p.test)); }, {},
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return classifier_metrics(train, m.fit(p.test)); }, {},
                [&](const PassReport& r) { return held.after(r, [&] { return m.w(); }); });
     if (!c.save_dir.empty()) last = m.w();
   } else {
     slr::StrataSlr m(rt, p, o, loop_options(c));
-    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return metrics(train, m.fit_test()); },
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return classifier_metrics(train, m.fit_test()); },
                [&] { info(describe_plan(m.report(), {"sample"})); },
                [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
     if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
   }
-  if (held.best.exhausted())
-    info(fmt::format("stopped after pass {}: no lower held-out log-loss in {} passes", held.best.last_pass(),
-                     held.best.last_pass() - held.best.best_pass()));
+  if (!held.stopped().empty()) info(held.stopped());
   if (c.save_dir.empty()) return;
   // Nothing kept: --keep last, no held-out data, or every pass restored from a checkpoint.
   const bool kept_best = !held.kept.empty();

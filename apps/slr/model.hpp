@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/auto_clock.hpp"
+
 namespace strata::apps::slr {
 
 enum class Step {
@@ -33,25 +35,6 @@ struct Options {
 
 /// The model's weights: one per feature, then the bias when there is one.
 inline std::int64_t model_size(std::int64_t features, const Options& o) { return features + (o.bias ? 1 : 0); }
-
-/// The clock a run gets when none is asked for. On one rank under Hybrid the threads
-/// share the array lock-free, so one clock a pass (0). Across ranks each clock lets
-/// every worker's deltas meet: about 100 a pass per worker, at most 1,000 samples
-/// apart, since a hot feature (the bias) takes workers x clock steps from one stale
-/// value, and with one clock a pass on a small data set even an adaptive step
-/// overshoots. But each clock is also a synchronous exchange between the ranks (their
-/// deltas to the owners, the changed weights back), a few milliseconds on one machine
-/// (docs/apps-slr.md): the clock is raised until a worker's samples between two clocks
-/// hold as many non-zeros as the model has weights (at least 10 clocks a pass), so
-/// that the exchanges cost about what computing does.
-inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t weights, int ranks,
-                               int threads, bool hybrid) {
-  if (ranks == 1 && hybrid) return 0;
-  const std::int64_t per_worker = samples / (static_cast<std::int64_t>(ranks) * threads);
-  const std::int64_t for_staleness = std::clamp<std::int64_t>(per_worker / 100, 1, 1000);
-  const std::int64_t for_exchange = weights / std::max<std::int64_t>(1, nonzeros / std::max<std::int64_t>(1, samples));
-  return std::max(for_staleness, std::min(for_exchange, per_worker / 10));
-}
 
 /// Whether a step's updates are sums of deltas (what Hybrid and read-my-writes fold).
 inline bool updates_add(Step s) { return s != Step::adarevision; }

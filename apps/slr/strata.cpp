@@ -89,7 +89,7 @@ std::int64_t StrataSlr::clock_for(const Problem& p, const Options& o, int ranks,
   if (o.clock_every >= 0) return o.clock_every;
   std::int64_t nonzeros = 0;
   for (const Sample& s : p.train) nonzeros += s.nnz;
-  return auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks, threads,
+  return apps::auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks, threads,
                     o.hybrid);
 }
 

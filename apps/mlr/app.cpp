@@ -1,0 +1,143 @@
+// `strata train mlr` / `strata explain mlr`: options, data, and which program runs.
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "common/data_file.hpp"
+#include "common/held_out.hpp"
+#include "common/memory_needs.hpp"
+#include "common/train_loop.hpp"
+#include "mlr/serial.hpp"
+#include "mlr/strata.hpp"
+#include "strata/io/checkpoint.hpp"
+
+namespace strata::apps {
+
+namespace {
+
+mlr::Problem make_problem(Runtime& rt, const RunConfig& c) {
+  const double holdout = holdout_fraction(c);
+  const std::string& test = c.options.text("test");
+  mlr::Problem p;
+  if (!c.data_path.empty()) {
+    check_data_file(c.data_path, "LIBSVM file");
+    p = mlr::load_libsvm(rt, c.data_path, holdout, c.seed);
+  } else {
+    mlr::SyntheticSpec s;
+    s.samples = c.synthetic.integer("samples", 1);
+    s.features = c.synthetic.integer("features", 1, INT32_MAX - 1);
+    s.classes = static_cast<std::int32_t>(c.synthetic.integer("classes", 2, 100'000));
+    s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
+    s.signal = c.synthetic.real("signal", 0, 1);
+    s.noise = c.synthetic.real("noise", 0, 1);
+    if (s.classes > s.features)
+      throw OptionError(fmt::format("--synthetic classes={} needs at least as many features (features={}): each "
+                                    "class owns features",
+                                    s.classes, s.features));
+    // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record.
+    MemoryNeeds()
+        .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 5) + 32)
+        .check();
+    p = mlr::generate(s, holdout, c.seed);
+  }
+  if (!test.empty()) {
+    check_data_file(test, "LIBSVM file", "--test");
+    mlr::attach_test(p, mlr::load_libsvm(rt, test, 0.0, c.seed), test);
+  }
+  if (p.classes < 2)
+    throw OptionError(fmt::format("{}: every sample has the label {}; mlr needs two classes or more", p.source,
+                                  p.class_label.empty() ? 0.0f : p.class_label[0]));
+  // The model is dense over the largest feature id: checked before it is allocated.
+  // Each row holds its weights in the array and in its Buffer's deltas, and a rate.
+  MemoryNeeds()
+      .add(c.data_path.empty() ? fmt::format("--synthetic features={}, classes={}", p.features, p.classes)
+                               : fmt::format("{}: feature ids up to {}, {} classes", c.data_path, p.features, p.classes),
+           static_cast<double>(p.features + 1), 8.0 * p.classes + 24)
+      .check();
+  return p;
+}
+
+mlr::Options make_options(const RunConfig& c) {
+  mlr::Options o;
+  o.step = c.options.choice("step", {"adagrad", "plain"}) == "adagrad" ? mlr::Step::adagrad : mlr::Step::plain;
+  o.lr = static_cast<float>(c.options.real("lr", 1e-9, 100));
+  o.l2 = static_cast<float>(c.options.real("l2", 0, 1e6));
+  o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
+  o.hybrid = c.options.choice("consistency", {"hybrid", "ssp"}) == "hybrid";
+  o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
+  if (c.options.text("clock") != "auto") o.clock_every = c.options.integer("clock", 0);
+  if (o.hybrid && o.staleness > 0)
+    throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
+                                  o.staleness));
+  return o;
+}
+
+LoopOptions loop_options(const RunConfig& c) {
+  LoopOptions l;
+  if (c.plan && *c.plan != analysis::Strategy::data_parallel)
+    throw OptionError(fmt::format("--plan {}: mlr writes its weights through a Buffer, so its loop is data-parallel "
+                                  "(use --plan auto or data_parallel)", analysis::to_string(*c.plan)));
+  l.strategy = c.plan;
+  return l;
+}
+
+// Writes the weights as a checkpoint (DIR/W: a row of classes per feature, then the
+// bias row) and the classes' labels, one a line in column order (DIR/classes.txt).
+void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, const mlr::Problem& p) {
+  const std::filesystem::path path(dir);
+  const Shape<2> shape{static_cast<std::int64_t>(w.size()) / p.classes, p.classes};
+  save_checkpoint(array_from(rt, w, shape), path / "W");
+  if (rt.rank() != 0) return;
+  std::ofstream out(path / "classes.txt");
+  for (float label : p.class_label) out << fmt::format("{}\n", label);
+  if (!out.flush()) throw IoError(fmt::format("cannot write '{}'", (path / "classes.txt").string()));
+}
+
+void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  const mlr::Problem p = make_problem(rt, c);
+  const mlr::Options o = make_options(c);
+  HeldOut held(c, !p.test.empty());
+  const std::int64_t clock = mlr::StrataMlr::clock_for(p, o, rt.size(), rt.threads());
+  info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l2 {}, {}{}", p.source, p.train.size(),
+                   p.test.size(), c.options.text("step"), o.lr, o.l2, o.bias ? "bias" : "no bias",
+                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+                                               clock ? fmt::format("a clock every {} samples a worker", clock)
+                                                     : std::string("one clock a pass"))));
+  const auto items = static_cast<std::int64_t>(p.train.size());
+  std::vector<float> last;
+  mlr::Fit train;  // the pass's own: each sample measured just before its step
+  if (c.serial) {
+    mlr::SerialMlr m(p, o);
+    run_passes(rt, c, items, report, [&] { train = m.pass(); },
+               [&] { return classifier_metrics(train, m.fit(p.test)); }, {},
+               [&](const PassReport& r) { return held.after(r, [&] { return m.w(); }); });
+    if (!c.save_dir.empty()) last = m.w();
+  } else {
+    mlr::StrataMlr m(rt, p, o, loop_options(c));
+    run_passes(rt, c, items, report, [&] { train = m.pass(); },
+               [&] { return classifier_metrics(train, m.fit_test()); },
+               [&] { info(describe_plan(m.report(), {"sample"})); },
+               [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
+    if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
+  }
+  if (!held.stopped().empty()) info(held.stopped());
+  if (c.save_dir.empty()) return;
+  // Nothing kept: --keep last, no held-out data, or every pass restored from a checkpoint.
+  const bool kept_best = !held.kept.empty();
+  if (kept_best) info(held.describe());
+  save(rt, c.save_dir, kept_best ? held.kept : last, p);
+}
+
+void explain(Runtime& rt, const RunConfig& c) {
+  const mlr::Problem p = make_problem(rt, c);
+  mlr::StrataMlr m(rt, p, make_options(c), loop_options(c));
+  m.explain();
+}
+
+}  // namespace
+
+App mlr_app() { return {mlr_info(), train, explain, {}}; }
+
+}  // namespace strata::apps

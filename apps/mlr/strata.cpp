@@ -1,0 +1,136 @@
+// Multinomial logistic regression by SGD on Strata: serial.cpp with the weights a
+// DistArray written through a Buffer a row at a time and the loop a parallel_for.
+// Kept line for line alike with serial.cpp.
+#include "mlr/strata.hpp"
+
+#include <optional>
+
+namespace strata::apps::mlr {
+
+namespace {
+
+DistArray<Sample, 1> sample_array(Runtime& rt, const std::vector<Sample>& samples) {
+  return DistArray<Sample, 1>::generate(rt, {static_cast<std::int64_t>(samples.size())},
+                                        [&](const Index<1>& i) { return samples[static_cast<std::size_t>(i[0])]; });
+}
+
+}  // namespace
+
+// One body call's readers and writers (each taken once per call: the cache lookups
+// leave the inner loops), and serial.cpp's row() and step() over them.
+struct StrataMlr::Access {
+  const StrataMlr& m;
+  const Options& o_ = m.o_;
+  const std::size_t k_ = m.k_;
+  ArrayReader<float, 2> w_;
+  BufferWriter<Buffer<float, 2>> w_sum_;
+  std::optional<ArrayReader<double, 1>> g2_;
+  std::optional<BufferWriter<Buffer<double, 1>>> g2_sum_;
+
+  explicit Access(const StrataMlr& model) : m(model), w_(m.w_.reader()), w_sum_(m.w_sum_->writer()) {
+    if (o_.step == Step::adagrad) g2_.emplace(m.g2_), g2_sum_.emplace(*m.g2_sum_);
+  }
+
+  std::span<const float> row(std::int64_t f) const { return w_.read_row(f); }
+
+  void step(std::int64_t f, float x, const float* g, double g2_unit) const {
+    float* delta = scratch(k_, 1);
+    float eta = o_.lr;
+    if (o_.step == Step::adagrad) {
+      const double g2 = static_cast<double>(x) * x * g2_unit;
+      eta = adagrad_rate(g2_->read({f}) + g2, o_);
+      g2_sum_->add({f}, g2);
+    }
+    row_delta(delta, g, row(f), x, eta, o_);
+    w_sum_.add_row(f, std::span<const float>(delta, k_));
+  }
+};
+
+StrataMlr::StrataMlr(Runtime& rt, const Problem& problem, const Options& options, const LoopOptions& loop)
+    : rt_(rt), p_(problem), o_(options), loop_(loop), k_(static_cast<std::size_t>(problem.classes)),
+      bias_(problem.features), X_(sample_array(rt, problem.train)), T_(sample_array(rt, problem.test)),
+      w_(DistArray<float, 2>::zeros(rt, {model_rows(problem.features, options), problem.classes})),
+      pass_loss_(rt), pass_correct_(rt) {
+  w_.set_name("W");
+  o_.clock_every = clock_for(problem, options, rt.size(), rt.threads());
+  Consistency c = o_.hybrid ? hybrid() : ssp(o_.staleness);
+  c.every(o_.clock_every);
+  w_sum_ = std::make_unique<Buffer<float, 2>>(w_, apply::sum(), c);
+  if (o_.step == Step::adagrad) {
+    g2_ = DistArray<double, 1>::zeros(rt, {w_.shape()[0]});
+    g2_.set_name("g2");
+    g2_sum_ = std::make_unique<Buffer<double, 1>>(g2_, apply::sum(), c);
+  }
+}
+
+std::int64_t StrataMlr::clock_for(const Problem& p, const Options& o, int ranks, int threads) {
+  if (o.clock_every >= 0) return o.clock_every;
+  std::int64_t nonzeros = 0;
+  for (const Sample& s : p.train) nonzeros += s.nnz;
+  return auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_rows(p.features, o), ranks, threads,
+                    o.hybrid);
+}
+
+void StrataMlr::scores(const Access& a, const Sample& s, float* z) const {
+  std::fill(z, z + k_, 0.0f);
+  if (o_.bias) add_scaled(z, a.row(bias_), 1.0f);
+  for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+    add_scaled(z, a.row(p_.feature[static_cast<std::size_t>(k)]), p_.value[static_cast<std::size_t>(k)]);
+}
+
+Fit StrataMlr::pass() {
+  auto body = [&](const Index<1>&, const Sample& s) {
+    const Access a(*this);
+    float* z = scratch(k_, 0);
+    scores(a, s, z);
+    const float p = softmax(z, k_, s.label);
+    double loss = 0;
+    std::int64_t correct = 0;
+    measure(p, predicted(z, k_) == s.label, loss, correct);
+    pass_loss_ += loss;
+    pass_correct_ += correct;
+    z[s.label] -= 1.0f;  // the scores' gradient: p - onehot(label)
+    const double g2 = o_.step == Step::adagrad ? mean_square(z, k_) : 0.0;
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+      a.step(p_.feature[static_cast<std::size_t>(k)], p_.value[static_cast<std::size_t>(k)], z, g2);
+    if (o_.bias) a.step(bias_, 1.0f, z, g2);
+  };
+  report_ = run_or_explain(explaining_, X_, body, loop_);
+  Fit f;
+  f.log_loss = pass_loss_.take();
+  f.correct = pass_correct_.take();
+  f.count = X_.nnz();
+  return f;
+}
+
+Fit StrataMlr::fit(DistArray<Sample, 1>& samples, std::source_location where) {
+  Accumulator<double> log_loss(rt_);
+  Accumulator<std::int64_t> correct(rt_);
+  run_or_explain(explaining_, samples, [&](const Index<1>&, const Sample& s) {
+    const auto w = w_.reader();
+    float* z = scratch(k_, 0);
+    std::fill(z, z + k_, 0.0f);
+    if (o_.bias) add_scaled(z, w.read_row(bias_), 1.0f);
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+      add_scaled(z, w.read_row(p_.feature[static_cast<std::size_t>(k)]), p_.value[static_cast<std::size_t>(k)]);
+    const float p = softmax(z, k_, s.label);
+    double l = 0;
+    std::int64_t c = 0;
+    measure(p, predicted(z, k_) == s.label, l, c);
+    log_loss += l;
+    correct += c;
+  }, LoopOptions{}, where);
+  Fit f;
+  f.log_loss = log_loss.take();
+  f.correct = correct.take();
+  f.count = samples.nnz();
+  return f;
+}
+
+void StrataMlr::explain() {
+  explaining_ = true;
+  pass();
+  explaining_ = false;
+}
+
+}  // namespace strata::apps::mlr
