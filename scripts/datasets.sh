@@ -4,7 +4,7 @@
 # data/real/ (ignored by git) and is rebuilt from the packages on demand.
 usage() {
   cat <<'EOF'
-usage: scripts/datasets.sh [--force] [movielens|kjv|austen ...]
+usage: scripts/datasets.sh [--force] [movielens|kjv|austen|fashion ...]
 
 Installs the Debian packages that ship the data (only those missing) and converts
 them under data/real/ (DATA_DIR=... to change), for the three apps:
@@ -23,12 +23,18 @@ them under data/real/ (DATA_DIR=... to change), for the three apps:
                austen/pp-ss.svm          LIBSVM, one paragraph (>= 10 words) per line,
                                          +1 Pride & Prejudice / -1 Sense & Sensibility (slr)
                austen/pp-ss.vocab        feature i is the word on line i
+  fashion    dataset-fashion-mnist (Zalando's Fashion-MNIST: 28x28 grey images of
+             10 kinds of clothing, 60,000 to train and 10,000 to test):
+               fashion/train.svm         LIBSVM, one image per line, label 0..9,
+               fashion/test.svm          features 1..784 the pixels scaled to [0, 1]
+                                         (zero pixels left out)                  (mlr)
 
-With no name, all three. A set already converted is kept (the script is idempotent);
+With no name, all four. A set already converted is kept (the script is idempotent);
 --force converts it again. Then, for example:
   strata train mf  --data data/real/movielens/ratings.txt --epochs 10 --threads 2
   strata train lda --data data/real/kjv/chapters.txt --epochs 10 --threads 2
   strata train slr --data data/real/kjv/ot-nt.svm --epochs 5 --threads 2
+  strata train mlr --data data/real/fashion/train.svm --test data/real/fashion/test.svm --threads 2
 EOF
 }
 set -euo pipefail
@@ -41,11 +47,11 @@ for arg in "$@"; do
   case "$arg" in
     -h|--help) usage; exit 0 ;;
     --force) force=1 ;;
-    movielens|kjv|austen) sets+=("$arg") ;;
+    movielens|kjv|austen|fashion) sets+=("$arg") ;;
     *) echo "datasets.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#sets[@]} -eq 0 ] && sets=(movielens kjv austen)
+[ ${#sets[@]} -eq 0 ] && sets=(movielens kjv austen fashion)
 
 DATA_DIR=${DATA_DIR:-data/real}
 PY=/usr/bin/python3  # Debian's, standard library only (not whatever python3 is first on PATH)
@@ -59,6 +65,7 @@ for s in "${sets[@]}"; do
     movielens) STRATA_PACKAGES+=(r-base-core r-cran-dslabs) ;;
     kjv) STRATA_PACKAGES+=(bible-kjv) ;;
     austen) STRATA_PACKAGES+=(r-base-core r-cran-janeaustenr) ;;
+    fashion) STRATA_PACKAGES+=(dataset-fashion-mnist) ;;
   esac
 done
 strata_ensure_packages || die "could not install ${STRATA_PACKAGES[*]} (apt-get failed; see above)"
@@ -174,7 +181,26 @@ def austen(tsv, outdir):
                if b in ("Pride & Prejudice", "Sense & Sensibility") and len(words(t)) >= 10]
     write_svm(f"{outdir}/pp-ss.svm", f"{outdir}/pp-ss.vocab", samples)
 
-{"kjv": kjv, "austen": austen}[sys.argv[1]](*sys.argv[2:])
+def fashion(images, labels, out_path):
+    """IDX files (big-endian magic, sizes, then bytes), gzipped: images 2051, labels 2049."""
+    import gzip, struct
+    with gzip.open(images, "rb") as f:
+        magic, n, rows, cols = struct.unpack(">IIII", f.read(16))
+        pixels = f.read()
+    with gzip.open(labels, "rb") as f:
+        lmagic, ln = struct.unpack(">II", f.read(8))
+        classes = f.read()
+    size = rows * cols
+    if magic != 2051 or lmagic != 2049 or n != ln or len(pixels) != n * size or len(classes) != n:
+        sys.exit(f"{images}, {labels}: not a matching pair of IDX image and label files")
+    value = [""] + [f"{v / 255:.4g}" for v in range(1, 256)]
+    with open(out_path, "w") as out:
+        for i in range(n):
+            img = pixels[i * size:(i + 1) * size]
+            out.write(str(classes[i]) + "".join(f" {j + 1}:{value[v]}" for j, v in enumerate(img) if v) + "\n")
+    print(f"  {out_path.rsplit('/', 1)[-1]}: {n} images of {rows}x{cols}, {len(set(classes))} classes")
+
+{"kjv": kjv, "austen": austen, "fashion": fashion}[sys.argv[1]](*sys.argv[2:])
 PY
 }
 
@@ -240,15 +266,23 @@ convert_austen() {
   convert austen "$out/novels.tsv" "$out" || return 1
 }
 
+convert_fashion() {
+  local out=$1 idx=/usr/share/datasets/fashion-mnist
+  convert fashion "$idx/train-images-idx3-ubyte.gz" "$idx/train-labels-idx1-ubyte.gz" "$out/train.svm" || return 1
+  convert fashion "$idx/t10k-images-idx3-ubyte.gz" "$idx/t10k-labels-idx1-ubyte.gz" "$out/test.svm" || return 1
+}
+
 declare -A versions=([movielens]="$(version r-cran-dslabs 2>/dev/null || true)"
                      [kjv]="$(version bible-kjv-text 2>/dev/null || true)"
-                     [austen]="$(version r-cran-janeaustenr 2>/dev/null || true)")
+                     [austen]="$(version r-cran-janeaustenr 2>/dev/null || true)"
+                     [fashion]="$(version dataset-fashion-mnist 2>/dev/null || true)")
 mkdir -p "$DATA_DIR"
 for s in "${sets[@]}"; do
   case "$s" in
     movielens) build movielens ratings.txt ;;
     kjv) build kjv chapters.txt ot-nt.svm ot-nt.vocab ;;
     austen) build austen passages.txt pp-ss.svm pp-ss.vocab ;;
+    fashion) build fashion train.svm test.svm ;;
   esac
 done
 

@@ -64,6 +64,7 @@ mlr::Options make_options(const RunConfig& c) {
   o.step = c.options.choice("step", {"adagrad", "plain"}) == "adagrad" ? mlr::Step::adagrad : mlr::Step::plain;
   o.lr = static_cast<float>(c.options.real("lr", 1e-9, 100));
   o.l2 = static_cast<float>(c.options.real("l2", 0, 1e6));
+  o.batch = static_cast<std::int32_t>(c.options.integer("batch", 1, 1'000'000));
   o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
   o.hybrid = c.options.choice("consistency", {"hybrid", "ssp"}) == "hybrid";
   o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
@@ -100,10 +101,10 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const mlr::Options o = make_options(c);
   HeldOut held(c, !p.test.empty());
   const std::int64_t clock = mlr::StrataMlr::clock_for(p, o, rt.size(), rt.threads());
-  info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l2 {}, {}{}", p.source, p.train.size(),
-                   p.test.size(), c.options.text("step"), o.lr, o.l2, o.bias ? "bias" : "no bias",
+  info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l2 {}, batch {}, {}{}", p.source, p.train.size(),
+                   p.test.size(), c.options.text("step"), o.lr, o.l2, o.batch, o.bias ? "bias" : "no bias",
                    c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
-                                               clock ? fmt::format("a clock every {} samples a worker", clock)
+                                               clock ? fmt::format("a clock every {} batches a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());
   std::vector<float> last;

@@ -20,6 +20,8 @@ AppInfo mlr_info() {
   a.options.declare("step", "adagrad", "adagrad (one rate per feature row, as LIBMF's) | plain")
       .declare("lr", "0.1", "step size (plain), base rate (adagrad)")
       .declare("l2", "0", "L2 weight, applied to the rows a sample touches")
+      .declare("batch", "10", "samples per step: their gradients summed, each row they touch stepped once (1: "
+                              "plain SGD; dense features on several threads want 10 or more)")
       .declare("bias", "yes", "yes | no: a bias row (regularised like the weights)")
       .declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
       .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")

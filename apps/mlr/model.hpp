@@ -4,9 +4,11 @@
 // The model is a matrix W of (features + 1) rows by `classes` columns: a row of
 // class weights per feature, then the bias row. A sample's scores are the sum of
 // its features' rows scaled by their values, plus the bias row; its class
-// probabilities their softmax. A step touches only the rows of the sample's
-// non-zeros and the bias row (L2 acts there too, per occurrence, as in slr), so a
-// pass costs non-zeros x classes and not the model's size.
+// probabilities their softmax. A step takes a mini-batch of samples (10 by default;
+// 1 is plain SGD): each is scored with the model as the batch found it, their gradients
+// are summed per row (row_sums.hpp), and each row the batch touched takes one step.
+// A step touches only those rows (L2 acts there too, once per occurrence, as in
+// slr), so a pass costs non-zeros x classes and not the model's size.
 #pragma once
 
 #include <algorithm>
@@ -29,26 +31,54 @@ struct Options {
   Step step = Step::adagrad;
   float lr = 0.1f;       ///< step size (plain), base rate (adagrad)
   float l2 = 0;          ///< L2 weight, applied to the rows a sample touches
+  std::int32_t batch = 10;  ///< samples per step (mini-batch; 1: plain SGD)
   bool bias = true;      ///< a bias row, on a feature every sample holds
   bool hybrid = true;    ///< Strata: Hybrid consistency (lock-free inside a rank), else SSP
   int staleness = 0;     ///< SSP bound (0: BSP; Hybrid needs 0)
-  std::int64_t clock_every = -1;  ///< iterations of a worker per clock; -1: auto_clock's choice
+  std::int64_t clock_every = -1;  ///< samples of a worker per clock (rounded to batches); -1: auto_clock's
 };
+
+/// A mini-batch: the training samples [first, first + count).
+struct Batch {
+  std::int64_t first = 0;
+  std::int32_t count = 0;
+};
+
+/// A pass's batches over n training samples, `size` each (the last one the rest).
+inline std::vector<Batch> batches(std::int64_t n, std::int32_t size) {
+  std::vector<Batch> b;
+  for (std::int64_t i = 0; i < n; i += size) b.push_back({i, static_cast<std::int32_t>(std::min<std::int64_t>(size, n - i))});
+  return b;
+}
 
 /// The model's rows: one per feature, then the bias row when there is one.
 inline std::int64_t model_rows(std::int64_t features, const Options& o) { return features + (o.bias ? 1 : 0); }
 
-/// This thread's scratch of n floats, number `which` of two (scores, deltas): the
-/// body allocates nothing per sample.
-inline float* scratch(std::size_t n, int which) {
-  thread_local std::vector<float> room[2];
-  if (room[which].size() < n) room[which].resize(n);
-  return room[which].data();
+/// This thread's room for a sample's k scores: the body allocates nothing per sample.
+inline float* scores_room(std::size_t k) {
+  thread_local std::vector<float> room;
+  if (room.size() < k) room.resize(k);
+  return room.data();
 }
 
-/// z += x * row, column by column (the library's vectorised kernel, the same bits on
-/// every machine).
-inline void add_scaled(float* z, std::span<const float> row, float x) { kernels::axpy(x, row.data(), z, row.size()); }
+/// This thread's room for a row's k deltas.
+inline float* delta_room(std::size_t k) {
+  thread_local std::vector<float> room;
+  if (room.size() < k) room.resize(k);
+  return room.data();
+}
+
+/// Rows at least this long take the library's kernels (AVX2 or AVX-512, picked at run
+/// time, the same bits on every machine); shorter ones inline loops, since a kernel's
+/// call costs more than a 10-class row's arithmetic.
+inline constexpr std::size_t kernel_row = 64;
+
+/// z += x * row, column by column.
+inline void add_scaled(float* z, std::span<const float> row, float x) {
+  const std::size_t k = row.size();
+  if (k >= kernel_row) return kernels::axpy(x, row.data(), z, k);
+  for (std::size_t c = 0; c < k; ++c) z[c] += x * row[c];
+}
 
 /// Replaces scores z[0..k) by their softmax (shifted by the largest, so exp never
 /// overflows) and returns the probability of class `label`.
@@ -65,14 +95,19 @@ inline std::int32_t predicted(const float* p, std::size_t k) {
   return static_cast<std::int32_t>(std::max_element(p, p + k) - p);
 }
 
-/// The mean over the classes of a sample's squared score gradients g[c]^2. A row's
-/// AdaGrad increment for a feature of value x is x^2 times it (the mean of the row's
-/// squared gradients (x g[c])^2): one sum per sample, O(1) per row. One accumulator
-/// per row keeps the state a number per feature instead of one per weight.
-inline double mean_square(const float* g, std::size_t k) {
-  double sum = 0;
-  for (std::size_t c = 0; c < k; ++c) sum += static_cast<double>(g[c]) * g[c];
-  return sum / static_cast<double>(k);
+/// A row's AdaGrad increment for its batch gradient g: the mean over the classes of
+/// g[c]^2. One accumulator per row keeps the state a number per feature instead of
+/// one per weight.
+inline double mean_square(std::span<const float> g) {
+  const std::size_t k = g.size();
+  if (k >= kernel_row) return static_cast<double>(kernels::dot(g, g)) / static_cast<double>(k);
+  float lane[4] = {};  // four partial sums in a fixed order: vectorisable, the same bits in both programs
+  std::size_t c = 0;
+  for (; c + 4 <= k; c += 4)
+    for (std::size_t j = 0; j < 4; ++j) lane[j] += g[c + j] * g[c + j];
+  float sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+  for (; c < k; ++c) sum += g[c] * g[c];
+  return static_cast<double>(sum) / static_cast<double>(k);
 }
 
 /// AdaGrad's rate for a row whose increments, this one included, sum to g2.
@@ -80,11 +115,13 @@ inline float adagrad_rate(double g2, const Options& o) {
   return static_cast<float>(static_cast<double>(o.lr) / (std::sqrt(g2) + 1e-8));
 }
 
-/// The delta of a row w (as it is now) for a feature of value x, at rate eta:
-/// -eta * (x * g + l2 * w), computed as a * g + b * w, into delta[0..k).
-inline void row_delta(float* delta, const float* g, std::span<const float> w, float x, float eta, const Options& o) {
+/// The delta of a row w (as it is now) for the batch's gradient g of it, which
+/// `touches` of the batch's samples touched, at rate eta: -eta * (g + touches * l2 * w),
+/// computed as -eta * g + b * w, into delta[0..k).
+inline void row_delta(float* delta, std::span<const float> g, std::span<const float> w, std::int32_t touches,
+                      float eta, const Options& o) {
   const std::size_t k = w.size();
-  const float a = -eta * x, b = -eta * o.l2;
+  const float a = -eta, b = -eta * o.l2 * static_cast<float>(touches);
   if (o.l2 > 0)
     for (std::size_t c = 0; c < k; ++c) delta[c] = a * g[c] + b * w[c];
   else

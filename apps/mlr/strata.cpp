@@ -1,6 +1,6 @@
-// Multinomial logistic regression by SGD on Strata: serial.cpp with the weights a
-// DistArray written through a Buffer a row at a time and the loop a parallel_for.
-// Kept line for line alike with serial.cpp.
+// Multinomial logistic regression by mini-batch SGD on Strata: serial.cpp with the
+// weights a DistArray written through a Buffer a row at a time and the loop over
+// batches a parallel_for. Kept line for line alike with serial.cpp.
 #include "mlr/strata.hpp"
 
 #include <optional>
@@ -9,9 +9,10 @@ namespace strata::apps::mlr {
 
 namespace {
 
-DistArray<Sample, 1> sample_array(Runtime& rt, const std::vector<Sample>& samples) {
-  return DistArray<Sample, 1>::generate(rt, {static_cast<std::int64_t>(samples.size())},
-                                        [&](const Index<1>& i) { return samples[static_cast<std::size_t>(i[0])]; });
+template <class T>
+DistArray<T, 1> array_of(Runtime& rt, const std::vector<T>& values) {
+  return DistArray<T, 1>::generate(rt, {static_cast<std::int64_t>(values.size())},
+                                   [&](const Index<1>& i) { return values[static_cast<std::size_t>(i[0])]; });
 }
 
 }  // namespace
@@ -31,44 +32,49 @@ struct StrataMlr::Access {
     if (o_.step == Step::adagrad) g2_.emplace(m.g2_), g2_sum_.emplace(*m.g2_sum_);
   }
 
-  std::span<const float> row(std::int64_t f) const { return w_.read_row(f); }
+  std::span<const float> row(std::int64_t r) const { return w_.read_row(r); }
 
-  void step(std::int64_t f, float x, const float* g, double g2_unit) const {
-    float* delta = scratch(k_, 1);
+  void step(std::int64_t r, std::span<const float> g, std::int32_t touches) const {
+    float* delta = delta_room(k_);
     float eta = o_.lr;
     if (o_.step == Step::adagrad) {
-      const double g2 = static_cast<double>(x) * x * g2_unit;
-      eta = adagrad_rate(g2_->read({f}) + g2, o_);
-      g2_sum_->add({f}, g2);
+      const double g2 = mean_square(g);
+      eta = adagrad_rate(g2_->read({r}) + g2, o_);
+      g2_sum_->add({r}, g2);
     }
-    row_delta(delta, g, row(f), x, eta, o_);
-    w_sum_.add_row(f, std::span<const float>(delta, k_));
+    row_delta(delta, g, row(r), touches, eta, o_);
+    w_sum_.add_row(r, std::span<const float>(delta, k_));
   }
 };
 
 StrataMlr::StrataMlr(Runtime& rt, const Problem& problem, const Options& options, const LoopOptions& loop)
     : rt_(rt), p_(problem), o_(options), loop_(loop), k_(static_cast<std::size_t>(problem.classes)),
-      bias_(problem.features), X_(sample_array(rt, problem.train)), T_(sample_array(rt, problem.test)),
-      w_(DistArray<float, 2>::zeros(rt, {model_rows(problem.features, options), problem.classes})),
-      pass_loss_(rt), pass_correct_(rt) {
+      bias_(problem.features), rows_(model_rows(problem.features, options)),
+      B_(array_of(rt, batches(static_cast<std::int64_t>(problem.train.size()), options.batch))),
+      X_(array_of(rt, problem.train)), T_(array_of(rt, problem.test)),
+      w_(DistArray<float, 2>::zeros(rt, {rows_, problem.classes})), pass_loss_(rt), pass_correct_(rt) {
   w_.set_name("W");
   o_.clock_every = clock_for(problem, options, rt.size(), rt.threads());
   Consistency c = o_.hybrid ? hybrid() : ssp(o_.staleness);
   c.every(o_.clock_every);
   w_sum_ = std::make_unique<Buffer<float, 2>>(w_, apply::sum(), c);
   if (o_.step == Step::adagrad) {
-    g2_ = DistArray<double, 1>::zeros(rt, {w_.shape()[0]});
+    g2_ = DistArray<double, 1>::zeros(rt, {rows_});
     g2_.set_name("g2");
     g2_sum_ = std::make_unique<Buffer<double, 1>>(g2_, apply::sum(), c);
   }
 }
 
+// The option and auto_clock's choice count samples; the loop's iterations are batches.
 std::int64_t StrataMlr::clock_for(const Problem& p, const Options& o, int ranks, int threads) {
-  if (o.clock_every >= 0) return o.clock_every;
-  std::int64_t nonzeros = 0;
-  for (const Sample& s : p.train) nonzeros += s.nnz;
-  return auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_rows(p.features, o), ranks, threads,
-                    o.hybrid);
+  std::int64_t samples = o.clock_every;
+  if (samples < 0) {
+    std::int64_t nonzeros = 0;
+    for (const Sample& s : p.train) nonzeros += s.nnz;
+    samples = auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_rows(p.features, o), ranks,
+                         threads, o.hybrid);
+  }
+  return samples == 0 ? 0 : std::max<std::int64_t>(1, samples / o.batch);
 }
 
 void StrataMlr::scores(const Access& a, const Sample& s, float* z) const {
@@ -79,23 +85,28 @@ void StrataMlr::scores(const Access& a, const Sample& s, float* z) const {
 }
 
 Fit StrataMlr::pass() {
-  auto body = [&](const Index<1>&, const Sample& s) {
+  auto body = [&](const Index<1>&, const Batch& b) {
     const Access a(*this);
-    float* z = scratch(k_, 0);
-    scores(a, s, z);
-    const float p = softmax(z, k_, s.label);
+    RowSums& sums = thread_row_sums(rows_, k_);
     double loss = 0;
     std::int64_t correct = 0;
-    measure(p, predicted(z, k_) == s.label, loss, correct);
+    for (std::int64_t i = b.first; i < b.first + b.count; ++i) {
+      const Sample& s = p_.train[static_cast<std::size_t>(i)];
+      float* z = scores_room(k_);
+      scores(a, s, z);
+      const float p = softmax(z, k_, s.label);
+      measure(p, predicted(z, k_) == s.label, loss, correct);
+      z[s.label] -= 1.0f;  // the scores' gradient: p - onehot(label)
+      for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+        sums.add(p_.feature[static_cast<std::size_t>(k)], p_.value[static_cast<std::size_t>(k)], z);
+      if (o_.bias) sums.add(bias_, 1.0f, z);
+    }
     pass_loss_ += loss;
     pass_correct_ += correct;
-    z[s.label] -= 1.0f;  // the scores' gradient: p - onehot(label)
-    const double g2 = o_.step == Step::adagrad ? mean_square(z, k_) : 0.0;
-    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
-      a.step(p_.feature[static_cast<std::size_t>(k)], p_.value[static_cast<std::size_t>(k)], z, g2);
-    if (o_.bias) a.step(bias_, 1.0f, z, g2);
+    for (std::size_t j = 0; j < sums.rows().size(); ++j) a.step(sums.rows()[j], sums.sum(j), sums.count(j));
+    sums.clear();
   };
-  report_ = run_or_explain(explaining_, X_, body, loop_);
+  report_ = run_or_explain(explaining_, B_, body, loop_);
   Fit f;
   f.log_loss = pass_loss_.take();
   f.correct = pass_correct_.take();
@@ -108,7 +119,7 @@ Fit StrataMlr::fit(DistArray<Sample, 1>& samples, std::source_location where) {
   Accumulator<std::int64_t> correct(rt_);
   run_or_explain(explaining_, samples, [&](const Index<1>&, const Sample& s) {
     const auto w = w_.reader();
-    float* z = scratch(k_, 0);
+    float* z = scores_room(k_);
     std::fill(z, z + k_, 0.0f);
     if (o_.bias) add_scaled(z, w.read_row(bias_), 1.0f);
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)

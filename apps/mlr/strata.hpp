@@ -1,5 +1,6 @@
 // Multinomial logistic regression on Strata: serial.cpp's program over DistArrays
-// that Buffers serve as a parameter server (data-parallel plan, rows of weights).
+// that Buffers serve as a parameter server (data-parallel plan over mini-batches,
+// rows of weights).
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include "common/run_or_explain.hpp"
 #include "mlr/model.hpp"
 #include "mlr/problem.hpp"
+#include "mlr/row_sums.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 
@@ -16,10 +18,12 @@ namespace strata::apps::mlr {
 class StrataMlr {
  public:
   StrataMlr(Runtime& rt, const Problem& problem, const Options& options, const LoopOptions& loop = {});
-  /// The clock a run takes: options.clock_every, or auto_clock's choice for the data.
+  /// The clock a run takes, in batches: options.clock_every (samples), or
+  /// auto_clock's choice, over the batch size.
   static std::int64_t clock_for(const Problem& problem, const Options& options, int ranks, int threads);
-  /// One SGD pass over the training samples (collective); returns the pass's
-  /// progressive fit: each sample's log-loss and prediction just before its step.
+  /// One pass of mini-batch SGD over the training samples (collective); returns the
+  /// pass's progressive fit: each sample's log-loss and prediction with the model its
+  /// batch's step started from.
   Fit pass();
   // Two loop sites (each call's line): one site alternating between the two sets
   // would be planned afresh, reconnaissance and all, at every call.
@@ -45,6 +49,8 @@ class StrataMlr {
   LoopOptions loop_;
   std::size_t k_;               // classes: the length of a row
   std::int64_t bias_;           // the bias row's index: after the features
+  std::int64_t rows_;           // the model's: features, then the bias
+  DistArray<Batch, 1> B_;       // the training samples' batches: the loop's iterations
   DistArray<Sample, 1> X_, T_;
   DistArray<float, 2> w_;       // (features + bias) x classes
   DistArray<double, 1> g2_;     // adagrad: the rows' accumulated mean squared gradients
