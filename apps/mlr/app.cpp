@@ -1,6 +1,5 @@
 // `strata train mlr` / `strata explain mlr`: options, data, and which program runs.
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -9,6 +8,8 @@
 #include "common/held_out.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
+#include "mlr/model_dir.hpp"
+#include "mlr/predict.hpp"
 #include "mlr/serial.hpp"
 #include "mlr/strata.hpp"
 #include "strata/io/checkpoint.hpp"
@@ -85,15 +86,13 @@ LoopOptions loop_options(const RunConfig& c) {
 }
 
 // Writes the weights as a checkpoint (DIR/W: a row of classes per feature, then the
-// bias row) and the classes' labels, one a line in column order (DIR/classes.txt).
-void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, const mlr::Problem& p) {
-  const std::filesystem::path path(dir);
+// bias row) and their shape and classes' labels (DIR/mlr.txt), which `strata predict
+// mlr` reads.
+void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, const mlr::Problem& p,
+          const mlr::Options& o) {
   const Shape<2> shape{static_cast<std::int64_t>(w.size()) / p.classes, p.classes};
-  save_checkpoint(array_from(rt, w, shape), path / "W");
-  if (rt.rank() != 0) return;
-  std::ofstream out(path / "classes.txt");
-  for (float label : p.class_label) out << fmt::format("{}\n", label);
-  if (!out.flush()) throw IoError(fmt::format("cannot write '{}'", (path / "classes.txt").string()));
+  save_checkpoint(array_from(rt, w, shape), std::filesystem::path(dir) / "W");
+  if (rt.rank() == 0) mlr::write_model_info(dir, {p.features, o.bias, p.class_label});
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
@@ -119,7 +118,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
     mlr::StrataMlr m(rt, p, o, loop_options(c));
     run_passes(rt, c, items, report, [&] { train = m.pass(); },
                [&] { return classifier_metrics(train, m.fit_test()); },
-               [&] { info(describe_plan(m.report(), {"sample"})); },
+               [&] { info(describe_plan(m.report(), {"batch"})); },
                [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
     if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
   }
@@ -128,7 +127,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   // Nothing kept: --keep last, no held-out data, or every pass restored from a checkpoint.
   const bool kept_best = !held.kept.empty();
   if (kept_best) info(held.describe());
-  save(rt, c.save_dir, kept_best ? held.kept : last, p);
+  save(rt, c.save_dir, kept_best ? held.kept : last, p, o);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
@@ -139,6 +138,6 @@ void explain(Runtime& rt, const RunConfig& c) {
 
 }  // namespace
 
-App mlr_app() { return {mlr_info(), train, explain, {}}; }
+App mlr_app() { return {mlr_info(), train, explain, mlr::predict}; }
 
 }  // namespace strata::apps

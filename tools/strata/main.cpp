@@ -143,7 +143,7 @@ int train(Runtime& rt, const TrainCommand& t) {
 
 int predict(Runtime& rt, const PredictCommand& p) {
   const apps::App& app = apps::find_app(p.app->name);
-  if (!app.predict) throw OptionError(fmt::format("strata predict: app {} has no predict yet (mf and slr have)", app.name));
+  if (!app.predict) throw OptionError(fmt::format("strata predict: app {} has no predict yet (mf, slr and mlr have)", app.name));
   app.predict(rt, p.request, [&](const std::string& line) {
     if (rt.rank() == 0) std::printf("%s\n", line.c_str());
   });
