@@ -6,10 +6,11 @@
 #
 #   [LIBMF_DIR=../shared/peers/libmf] scripts/bench_peers.sh [OUT_DIR]
 #
-# APPS (default "mf slr"; mf needs LIBMF_DIR and is left out without it) picks the
+# APPS (default "mf slr mlr"; mf needs LIBMF_DIR and is left out without it) picks the
 # parts: mf against LIBMF (scripts/lib/peers_mf.sh), slr against liblinear and
-# scikit-learn's SGD (scripts/lib/peers_slr.sh; Debian's liblinear-tools and
-# python3-sklearn, installed when missing). Each part says its settings and files.
+# scikit-learn's SGD (scripts/lib/peers_slr.sh), mlr against liblinear and
+# scikit-learn's SGD and softmax regression (scripts/lib/peers_mlr.sh; Debian's
+# liblinear-tools and python3-sklearn, installed when missing). Each part says its settings and files.
 # Common settings: BUILD (Strata's build dir, default build), REPS (rounds of the
 # alternation, default 3).
 set -euo pipefail
@@ -18,13 +19,14 @@ root=$(cd "$here/.." && pwd)
 source "$here/lib/common.sh"
 source "$here/lib/peers_mf.sh"
 source "$here/lib/peers_slr.sh"
+source "$here/lib/peers_mlr.sh"
 strata_mpi_env
 out=$(mkdir -p "${1:-bench-peers}" && cd "${1:-bench-peers}" && pwd)
 build=$(cd "${BUILD:-$root/build}" && pwd)
 reps=${REPS:-3}
 strata=$build/tools/strata/strata
-apps=${APPS:-mf slr}
-[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps=slr
+apps=${APPS:-mf slr mlr}
+[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps="slr mlr"
 
 # Runs a command, stamping each output line with the seconds since it started.
 stamped() {
@@ -47,6 +49,7 @@ for app in $apps; do
   case "$app" in
     mf) bench_mf ;;
     slr) bench_slr ;;
-    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr)" >&2; exit 2 ;;
+    mlr) bench_mlr ;;
+    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr, mlr)" >&2; exit 2 ;;
   esac
 done

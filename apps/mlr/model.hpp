@@ -81,12 +81,27 @@ inline void add_scaled(float* z, std::span<const float> row, float x) {
 }
 
 /// Replaces scores z[0..k) by their softmax (shifted by the largest, so exp never
-/// overflows) and returns the probability of class `label`.
+/// overflows) and returns the probability of class `label`. The largest and the sum
+/// are taken over eight lanes in a fixed order: vectorisable, the same bits in both
+/// programs (a plain running sum of a thousand classes costs a tenth of a pass).
 inline float softmax(float* z, std::size_t k, std::int32_t label) {
-  const float top = *std::max_element(z, z + k);
+  constexpr std::size_t L = 8;
+  float lane[L];
+  std::fill(lane, lane + L, z[0]);
+  std::size_t c = 0;
+  for (; c + L <= k; c += L)
+    for (std::size_t j = 0; j < L; ++j) lane[j] = lane[j] > z[c + j] ? lane[j] : z[c + j];
+  float top = z[0];
+  for (std::size_t j = 0; j < L; ++j) top = std::max(top, lane[j]);
+  for (; c < k; ++c) top = std::max(top, z[c]);
+  for (c = 0; c < k; ++c) z[c] = std::exp(z[c] - top);
+  std::fill(lane, lane + L, 0.0f);
+  for (c = 0; c + L <= k; c += L)
+    for (std::size_t j = 0; j < L; ++j) lane[j] += z[c + j];
   float sum = 0;
-  for (std::size_t c = 0; c < k; ++c) sum += (z[c] = std::exp(z[c] - top));
-  for (std::size_t c = 0; c < k; ++c) z[c] /= sum;
+  for (std::size_t j = 0; j < L; ++j) sum += lane[j];
+  for (; c < k; ++c) sum += z[c];
+  for (c = 0; c < k; ++c) z[c] /= sum;
   return z[label];
 }
 

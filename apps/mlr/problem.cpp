@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <fmt/format.h>
 
+#include "common/libsvm_line.hpp"
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
 #include "strata/random.hpp"
@@ -114,6 +116,23 @@ void attach_test(Problem& p, const Problem& test, const std::string& path) {
   p.features = std::max(p.features, test.features);
   p.source += fmt::format("; --test {}: {} samples", path, p.test.size());
   if (unseen) p.source += fmt::format(" ({} classes only there)", unseen);
+}
+
+void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) throw IoError(fmt::format("cannot write '{}'", path));
+  std::vector<std::pair<std::int32_t, float>> row;
+  std::string line;
+  for (const Sample& s : samples) {
+    row.clear();
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+      row.emplace_back(p.feature[static_cast<std::size_t>(k)], p.value[static_cast<std::size_t>(k)]);
+    line = fmt::format("{}", p.class_label[static_cast<std::size_t>(s.label)]);
+    append_libsvm_features(line, row);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), out);
+  }
+  if (std::fclose(out) != 0) throw IoError(fmt::format("error writing '{}'", path));
 }
 
 }  // namespace strata::apps::mlr

@@ -65,6 +65,10 @@ Problem load_libsvm(Runtime& rt, const std::string& path, double holdout, std::u
 /// only in the test file is one the model never predicts).
 void attach_test(Problem& p, const Problem& test, const std::string& path);
 
+/// Writes samples of p as LIBSVM lines (the class's label, then the features as
+/// liblinear reads them). IoError naming the path.
+void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path);
+
 /// Log-loss and accuracy over a set of samples.
 struct Fit {
   double log_loss = 0;

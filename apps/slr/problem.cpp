@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/libsvm_line.hpp"
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
 #include "strata/random.hpp"
@@ -94,13 +95,8 @@ void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const st
     row.clear();
     for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
       row.emplace_back(p.feature[static_cast<std::size_t>(k)], p.value[static_cast<std::size_t>(k)]);
-    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     line = s.label > 0.5f ? "+1" : "-1";
-    for (std::size_t k = 0; k < row.size(); ++k) {
-      float v = row[k].second;
-      while (k + 1 < row.size() && row[k + 1].first == row[k].first) v += row[++k].second;
-      fmt::format_to(std::back_inserter(line), " {}:{}", row[k].first + 1, v);
-    }
+    append_libsvm_features(line, row);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), out);
   }

@@ -80,8 +80,10 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   const std::vector<std::int64_t>& extents = given.shape;
   analyse(*plan, extents, options);
   const auto strategy = plan->choice.strategy;
-  // Conflict groups need every access; relaxed arrays need every rank's whole read set.
-  if ((strategy == Strategy::groups || reads_relaxed_arrays(*plan)) && stride > 1)
+  // Conflict groups need every access; relaxed arrays need every rank's whole read
+  // set, except on one rank, where a relaxed array's cache is its values holding every
+  // unit (ps/table_layout.cpp) and a read the sample missed is served all the same.
+  if ((strategy == Strategy::groups || (reads_relaxed_arrays(*plan) && rt.size() > 1)) && stride > 1)
     return build_plan(given, body, options, where, 1);
   lay_out(*plan, *given.array, extents, [&](int d) { return histogram(given.refreshed(), d); }, options);
   const SpaceView space = given.refreshed();  // the layout may have moved the space

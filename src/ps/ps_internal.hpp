@@ -245,6 +245,7 @@ class Table final : public detail::RelaxedBase {
   // table_layout.cpp
   void lay_out(std::span<const std::uint64_t> read_units);
   bool owner_values_are_laid_out_like_the_array() const;
+  bool holds_everything_for_free() const;
   Bytes snapshot_for(int q) const;
   void store_block(int o, const Bytes& message);
   std::size_t slot_at(int o, std::size_t pos) const {

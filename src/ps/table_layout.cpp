@@ -20,6 +20,13 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
     for (std::size_t w = 0; w < learned_bits_.size(); ++w) bits[w] |= learned_bits_[w];
   }
   bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
+  // One rank whose values can be the cache itself (see direct_ below) caches every
+  // unit: the cache costs nothing, every read is a load with no bit test, and the
+  // loop needs no full reconnaissance to learn its read set (build_plan.cpp).
+  if (consistency_.prefetch && holds_everything_for_free()) {
+    std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
+    if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
+  }
   const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ ||
                        logging_ != laid_out_logging_;
   if (rt_.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
@@ -86,6 +93,14 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   view_ = detail::CacheView{direct_ ? static_cast<void*>(values()) : static_cast<void*>(block_.data()),
                             whole_ && !holds_all ? laid_out_bits_.data() : nullptr,
                             whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
+}
+
+// Whether this rank's cache can be its values themselves holding every unit: one
+// rank, no managed communication, no logged folds, values laid out like the array
+// (the conditions of direct_ in lay_out, the read set aside).
+bool Table::holds_everything_for_free() const {
+  return rt_.size() == 1 && !managed_ && !(consistency_.folds() && logging_) &&
+         owner_values_are_laid_out_like_the_array();
 }
 
 // Whether unit u of this rank's values sits where an array-shaped cache block

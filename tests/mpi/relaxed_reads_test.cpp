@@ -107,7 +107,8 @@ TEST(Relaxed, ReadsOutsideTheRecordedSetReturnTheOwnersValuesAreCountedAndLearne
       if (plan.ranks == 1 || worker / plan.threads == rt().rank()) mine[static_cast<std::size_t>(i)] = true;
     }
     if (known.empty()) {
-      known.assign(static_cast<std::size_t>(n), false);
+      // One rank's cache is the array itself, holding every unit: nothing is outside.
+      known.assign(static_cast<std::size_t>(n), rt().size() == 1);
       for (std::int64_t i = 0; i < n; ++i)
         if (mine[static_cast<std::size_t>(i)]) known[static_cast<std::size_t>((i * i) % n)] = true;
     }
@@ -134,7 +135,9 @@ TEST(Relaxed, ReadsOutsideTheRecordedSetReturnTheOwnersValuesAreCountedAndLearne
       EXPECT_EQ(outside, 0) << "the second call at shift n/2 finds everything in the cache";
     }
   }
-  EXPECT_GT(learned, 0);
+  if (rt().size() > 1) {
+    EXPECT_GT(learned, 0);
+  }
 }
 
 TEST(Relaxed, WithoutPrefetchEveryReadAsksTheOwner) {
