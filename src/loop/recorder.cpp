@@ -73,7 +73,7 @@ SiteRecord& Recorder::find_site(strata::detail::ArrayBase& array, const std::sou
     }
   // Reads of local elements see the real memory; writes get a copy, and elements of
   // other ranks read as zeros.
-  if (p && mode == strata::detail::AccessMode::read) return nullptr;
+  if (mode == strata::detail::AccessMode::read) return p ? nullptr : const_cast<std::byte*>(zeros(bytes));
   if (used_ == slots_.size()) slots_.emplace_back();
   Slot& s = slots_[used_++];
   if (s.capacity < bytes) {
@@ -85,6 +85,14 @@ SiteRecord& Recorder::find_site(strata::detail::ArrayBase& array, const std::sou
   if (p) std::memcpy(s.buf.get(), p, bytes);
   else std::memset(s.buf.get(), 0, bytes);
   return s.buf.get();
+}
+
+const std::byte* Recorder::zeros(std::size_t bytes) {
+  if (bytes > zeros_bytes_) {
+    zeros_bytes_ = std::max(bytes, 2 * zeros_bytes_);
+    zeros_.push_back(std::make_unique<std::byte[]>(zeros_bytes_));  // value-initialised: zeros
+  }
+  return zeros_.back().get();
 }
 
 void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,

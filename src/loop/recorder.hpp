@@ -89,6 +89,7 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   [[gnu::noinline]] SiteRecord& find_site(strata::detail::ArrayBase& array, const std::source_location& where,
                                           strata::detail::AccessMode mode);
   void* scratch_for(void* real, std::size_t bytes, strata::detail::AccessMode mode);
+  const std::byte* zeros(std::size_t bytes);
 
   int iter_dims_;
   bool record_elements_;
@@ -98,6 +99,11 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   std::size_t last_site_ = 0;
   std::vector<Slot> slots_;
   std::size_t used_ = 0;  // slots_ in use by the current iteration
+  // What reads of other ranks' elements see: zeros, shared by every such read (a
+  // slot each made an iteration's accesses quadratic in its remote reads). Grown by
+  // a new buffer, never reallocated: pointers handed out stay valid.
+  std::vector<std::unique_ptr<std::byte[]>> zeros_;
+  std::size_t zeros_bytes_ = 0;
   std::vector<analysis::ElementAccess> elements_;
   std::vector<std::uint64_t> row_keyed_;
   std::vector<ReadSet> read_sets_;
