@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "strata/error.hpp"
 
 namespace strata::apps {
 
@@ -23,6 +26,27 @@ inline void append_libsvm_features(std::string& line, std::vector<std::pair<std:
     while (k + 1 < row.size() && row[k + 1].first == row[k].first) v += row[++k].second;
     fmt::format_to(std::back_inserter(line), " {}:{}", row[k].first + 1, v);
   }
+}
+
+/// Writes `samples` (each with begin and nnz into `feature` and `value`) as LIBSVM
+/// lines, each starting with label(sample). IoError naming the path.
+template <class Sample, class Label>
+void write_libsvm_samples(const std::string& path, const std::vector<Sample>& samples,
+                          const std::vector<std::int32_t>& feature, const std::vector<float>& value, Label&& label) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) throw IoError(fmt::format("cannot write '{}'", path));
+  std::vector<std::pair<std::int32_t, float>> row;
+  std::string line;
+  for (const Sample& s : samples) {
+    row.clear();
+    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
+      row.emplace_back(feature[static_cast<std::size_t>(k)], value[static_cast<std::size_t>(k)]);
+    line = label(s);
+    append_libsvm_features(line, row);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), out);
+  }
+  if (std::fclose(out) != 0) throw IoError(fmt::format("error writing '{}'", path));
 }
 
 }  // namespace strata::apps

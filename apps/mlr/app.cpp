@@ -7,6 +7,7 @@
 #include "common/data_file.hpp"
 #include "common/held_out.hpp"
 #include "common/memory_needs.hpp"
+#include "common/relaxed_options.hpp"
 #include "common/train_loop.hpp"
 #include "mlr/model_dir.hpp"
 #include "mlr/predict.hpp"
@@ -60,29 +61,22 @@ mlr::Problem make_problem(Runtime& rt, const RunConfig& c) {
   return p;
 }
 
-mlr::Options make_options(const RunConfig& c) {
+mlr::Options make_options(const RunConfig& c, const mlr::Problem& p) {
   mlr::Options o;
   o.step = c.options.choice("step", {"adagrad", "plain"}) == "adagrad" ? mlr::Step::adagrad : mlr::Step::plain;
   o.lr = static_cast<float>(c.options.real("lr", 1e-9, 100));
   o.l2 = static_cast<float>(c.options.real("l2", 0, 1e6));
-  o.batch = static_cast<std::int32_t>(c.options.integer("batch", 1, 1'000'000));
+  if (c.options.text("batch") == "auto") {
+    std::int64_t nonzeros = 0;
+    for (const mlr::Sample& s : p.train) nonzeros += s.nnz;
+    o.batch = mlr::auto_batch(static_cast<std::int64_t>(p.train.size()), nonzeros, p.features);
+  } else {
+    o.batch = static_cast<std::int32_t>(c.options.integer("batch", 1, 1'000'000));
+  }
   o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
-  o.hybrid = c.options.choice("consistency", {"hybrid", "ssp"}) == "hybrid";
-  o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
-  if (c.options.text("clock") != "auto") o.clock_every = c.options.integer("clock", 0);
-  if (o.hybrid && o.staleness > 0)
-    throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
-                                  o.staleness));
+  const RelaxedSettings relaxed = relaxed_settings(c);
+  o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
   return o;
-}
-
-LoopOptions loop_options(const RunConfig& c) {
-  LoopOptions l;
-  if (c.plan && *c.plan != analysis::Strategy::data_parallel)
-    throw OptionError(fmt::format("--plan {}: mlr writes its weights through a Buffer, so its loop is data-parallel "
-                                  "(use --plan auto or data_parallel)", analysis::to_string(*c.plan)));
-  l.strategy = c.plan;
-  return l;
 }
 
 // Writes the weights as a checkpoint (DIR/W: a row of classes per feature, then the
@@ -97,7 +91,7 @@ void save(Runtime& rt, const std::string& dir, const std::vector<float>& w, cons
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
   const mlr::Problem p = make_problem(rt, c);
-  const mlr::Options o = make_options(c);
+  const mlr::Options o = make_options(c, p);
   HeldOut held(c, !p.test.empty());
   const std::int64_t clock = mlr::StrataMlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l2 {}, batch {}, {}{}", p.source, p.train.size(),
@@ -115,7 +109,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
                [&](const PassReport& r) { return held.after(r, [&] { return m.w(); }); });
     if (!c.save_dir.empty()) last = m.w();
   } else {
-    mlr::StrataMlr m(rt, p, o, loop_options(c));
+    mlr::StrataMlr m(rt, p, o, data_parallel_loop(c, "mlr", "weights"));
     run_passes(rt, c, items, report, [&] { train = m.pass(); },
                [&] { return classifier_metrics(train, m.fit_test()); },
                [&] { info(describe_plan(m.report(), {"batch"})); },
@@ -132,7 +126,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 
 void explain(Runtime& rt, const RunConfig& c) {
   const mlr::Problem p = make_problem(rt, c);
-  mlr::StrataMlr m(rt, p, make_options(c), loop_options(c));
+  mlr::StrataMlr m(rt, p, make_options(c, p), data_parallel_loop(c, "mlr", "weights"));
   m.explain();
 }
 

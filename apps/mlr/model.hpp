@@ -4,8 +4,8 @@
 // The model is a matrix W of (features + 1) rows by `classes` columns: a row of
 // class weights per feature, then the bias row. A sample's scores are the sum of
 // its features' rows scaled by their values, plus the bias row; its class
-// probabilities their softmax. A step takes a mini-batch of samples (10 by default;
-// 1 is plain SGD): each is scored with the model as the batch found it, their gradients
+// probabilities their softmax. A step takes a mini-batch of samples (auto_batch's
+// choice by default; 1 is plain SGD): each is scored with the model as the batch found it, their gradients
 // are summed per row (row_sums.hpp), and each row the batch touched takes one step.
 // A step touches only those rows (L2 acts there too, once per occurrence, as in
 // slr), so a pass costs non-zeros x classes and not the model's size.
@@ -49,6 +49,14 @@ inline std::vector<Batch> batches(std::int64_t n, std::int32_t size) {
   std::vector<Batch> b;
   for (std::int64_t i = 0; i < n; i += size) b.push_back({i, static_cast<std::int32_t>(std::min<std::int64_t>(size, n - i))});
   return b;
+}
+
+/// The batch a run gets when none is asked for: 10, or 100 when a sample holds more
+/// than a tenth of the features on average (dense data such as images: every sample
+/// writes most rows, so threads that share the model write each row once a batch
+/// instead of once a sample; docs/apps-mlr.md has the measurements).
+inline std::int32_t auto_batch(std::int64_t samples, std::int64_t nonzeros, std::int64_t features) {
+  return nonzeros * 10 > samples * features ? 100 : 10;
 }
 
 /// The model's rows: one per feature, then the bias row when there is one.

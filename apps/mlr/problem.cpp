@@ -119,20 +119,8 @@ void attach_test(Problem& p, const Problem& test, const std::string& path) {
 }
 
 void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path) {
-  std::FILE* out = std::fopen(path.c_str(), "w");
-  if (!out) throw IoError(fmt::format("cannot write '{}'", path));
-  std::vector<std::pair<std::int32_t, float>> row;
-  std::string line;
-  for (const Sample& s : samples) {
-    row.clear();
-    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
-      row.emplace_back(p.feature[static_cast<std::size_t>(k)], p.value[static_cast<std::size_t>(k)]);
-    line = fmt::format("{}", p.class_label[static_cast<std::size_t>(s.label)]);
-    append_libsvm_features(line, row);
-    line += '\n';
-    std::fwrite(line.data(), 1, line.size(), out);
-  }
-  if (std::fclose(out) != 0) throw IoError(fmt::format("error writing '{}'", path));
+  write_libsvm_samples(path, samples, p.feature, p.value,
+                       [&](const Sample& s) -> std::string { return fmt::format("{}", p.class_label[static_cast<std::size_t>(s.label)]); });
 }
 
 }  // namespace strata::apps::mlr

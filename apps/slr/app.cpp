@@ -8,6 +8,7 @@
 #include "common/data_file.hpp"
 #include "common/held_out.hpp"
 #include "common/memory_needs.hpp"
+#include "common/relaxed_options.hpp"
 #include "common/train_loop.hpp"
 #include "slr/model_file.hpp"
 #include "slr/predict.hpp"
@@ -62,30 +63,17 @@ slr::Options make_options(const RunConfig& c) {
   o.l1 = static_cast<float>(c.options.real("l1", 0, 1e6));
   o.l2 = static_cast<float>(c.options.real("l2", 0, 1e6));
   o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
-  o.hybrid = c.options.choice("consistency", {"hybrid", "ssp"}) == "hybrid";
-  o.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
-  if (c.options.text("clock") != "auto") o.clock_every = c.options.integer("clock", 0);
+  const RelaxedSettings relaxed = relaxed_settings(c);
+  o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
   if (o.step == slr::Step::adarevision && o.l1 > 0)
     throw OptionError(
         "--l1 needs a step that shrinks weights itself (ftrl, adagrad or plain); adarevision takes --l2");
   if (o.step == slr::Step::ftrl && o.ftrl_beta == 0 && o.l2 == 0)
     throw OptionError("--beta 0 with --l2 0 leaves FTRL's first step undefined: give --beta or --l2 above 0");
-  if (o.hybrid && o.staleness > 0)
-    throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
-                                  o.staleness));
   if (o.hybrid && !slr::updates_add(o.step))
     throw OptionError(
         "--step adarevision revises steps at the owners, which Hybrid cannot fold: add --consistency ssp");
   return o;
-}
-
-LoopOptions loop_options(const RunConfig& c) {
-  LoopOptions l;
-  if (c.plan && *c.plan != analysis::Strategy::data_parallel)
-    throw OptionError(fmt::format("--plan {}: slr writes its weights through a Buffer, so its loop is data-parallel "
-                                  "(use --plan auto or data_parallel)", analysis::to_string(*c.plan)));
-  l.strategy = c.plan;
-  return l;
 }
 
 // Writes the weights as a checkpoint (DIR/w, what the Python module loads) and in
@@ -122,7 +110,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
                [&](const PassReport& r) { return held.after(r, [&] { return m.w(); }); });
     if (!c.save_dir.empty()) last = m.w();
   } else {
-    slr::StrataSlr m(rt, p, o, loop_options(c));
+    slr::StrataSlr m(rt, p, o, data_parallel_loop(c, "slr", "weights"));
     run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return classifier_metrics(train, m.fit_test()); },
                [&] { info(describe_plan(m.report(), {"sample"})); },
                [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
@@ -138,7 +126,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 
 void explain(Runtime& rt, const RunConfig& c) {
   const slr::Problem p = make_problem(rt, c);
-  slr::StrataSlr m(rt, p, make_options(c), loop_options(c));
+  slr::StrataSlr m(rt, p, make_options(c), data_parallel_loop(c, "slr", "weights"));
   m.explain();
 }
 

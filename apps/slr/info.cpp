@@ -1,6 +1,7 @@
 // `strata slr`'s name, help and options, apart from its run functions (app.cpp) so
 // that the command line's parser links no training code.
 #include "common/app.hpp"
+#include "common/relaxed_options.hpp"
 
 namespace strata::apps {
 
@@ -19,15 +20,8 @@ AppInfo slr_info() {
       .declare("beta", "1", "FTRL's beta: a new feature's rate is lr / beta")
       .declare("l1", "0", "L1 weight (elastic net with --l2), applied to the features a sample holds")
       .declare("l2", "0", "L2 weight, applied to the features a sample holds")
-      .declare("bias", "yes", "yes | no: an intercept (regularised like the weights, as liblinear's -B 1)")
-      .declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
-      .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
-      .declare("clock", "auto", "samples per worker between clocks (0: one clock per pass; auto: 0 on one rank "
-                                  "under Hybrid, else about 100 a pass, at most 1000 apart)")
-      .declare("holdout", "0.1", "fraction of samples held out")
-      .declare("test", "", "a LIBSVM file to measure on instead of --holdout")
-      .declare("patience", "0", "stop after this many passes without a lower held-out log-loss (0: never)")
-      .declare("keep", "best", "best | last: which pass's model --save writes");
+      .declare("bias", "yes", "yes | no: an intercept (regularised like the weights, as liblinear's -B 1)");
+  declare_relaxed_classifier_options(a.options);
   return a;
 }
 

@@ -69,6 +69,10 @@ class Train(unittest.TestCase):
         no_bias = strata.train("slr", synthetic={"samples": 2000, "features": 500, "nnz": 10}, epochs=1, bias="no")
         self.assertEqual(no_bias["model"]["w"].shape, (500,))
         self.assertIn("accuracy", slr["metrics"])
+        mlr = strata.train("mlr", synthetic={"samples": 2000, "features": 300, "classes": 7, "nnz": 10}, epochs=2,
+                           threads=2)
+        self.assertEqual(mlr["model"]["W"].shape, (301, 7))  # a row of class weights per feature, then the bias row
+        self.assertIn("test_accuracy", mlr["metrics"])
         lda = strata.train("lda", synthetic="docs=100,words=300,topics=4,doclen=20", epochs=2, top_words=0)
         self.assertEqual(lda["model"]["doc_topic"].shape, (100, 4))
         self.assertEqual(lda["model"]["doc_topic"].dtype, np.int32)

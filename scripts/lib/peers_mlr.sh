@@ -112,7 +112,7 @@ mlr_sklearn() {  # set rep sgd|saga
 mlr_strata() {  # set rep label "options" [launcher...]
   local set=$1 rep=$2 label=$3 how=$4 dir=$out/mlr-$1 opts log csv
   shift 4
-  opts=$(mlr_setting "$set" strata "$([ "$set" = fashion ] && echo "--batch 100" || echo "")")
+  opts=$(mlr_setting "$set" strata "")
   log=$out/$set-$label-$rep.log
   csv=$out/$set-$label-$rep.csv
   # shellcheck disable=SC2086  # how and opts are lists of options

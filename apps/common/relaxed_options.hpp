@@ -1,0 +1,58 @@
+// The command-line options of the classifiers that write their model through Buffers
+// (slr, mlr): how the relaxed arrays are kept consistent, and what the held-out data
+// decide. Declared by their info.cpp (no training code) and parsed by their app.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/app.hpp"
+#include "strata/error.hpp"
+#include "strata/loop/loop_options.hpp"
+
+namespace strata::apps {
+
+/// Declares --consistency, --staleness, --clock, --holdout, --test, --patience, --keep.
+inline void declare_relaxed_classifier_options(Settings& s) {
+  s.declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
+      .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
+      .declare("clock", "auto", "samples per worker between clocks (0: one clock per pass; auto: 0 on one rank "
+                                "under Hybrid, else about 100 a pass, at most 1000 apart)")
+      .declare("holdout", "0.1", "fraction of samples held out")
+      .declare("test", "", "a LIBSVM file to measure on instead of --holdout")
+      .declare("patience", "0", "stop after this many passes without a lower held-out log-loss (0: never)")
+      .declare("keep", "best", "best | last: which pass's model --save writes");
+}
+
+/// --consistency, --staleness and --clock, checked against each other.
+struct RelaxedSettings {
+  bool hybrid = true;             ///< Hybrid (lock-free inside a rank), else SSP
+  int staleness = 0;              ///< SSP's bound
+  std::int64_t clock_every = -1;  ///< samples of a worker per clock; -1: the app's automatic choice
+};
+
+inline RelaxedSettings relaxed_settings(const RunConfig& c) {
+  RelaxedSettings r;
+  r.hybrid = c.options.choice("consistency", {"hybrid", "ssp"}) == "hybrid";
+  r.staleness = static_cast<int>(c.options.integer("staleness", 0, 1000));
+  if (c.options.text("clock") != "auto") r.clock_every = c.options.integer("clock", 0);
+  if (r.hybrid && r.staleness > 0)
+    throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
+                                  r.staleness));
+  return r;
+}
+
+/// The loop options of an app whose model is written only through Buffers: its loop is
+/// data-parallel, and --plan may say so but nothing else.
+inline LoopOptions data_parallel_loop(const RunConfig& c, const std::string& app, const std::string& model) {
+  if (c.plan && *c.plan != analysis::Strategy::data_parallel)
+    throw OptionError(fmt::format("--plan {}: {} writes its {} through a Buffer, so its loop is data-parallel "
+                                  "(use --plan auto or data_parallel)", analysis::to_string(*c.plan), app, model));
+  LoopOptions l;
+  l.strategy = c.plan;
+  return l;
+}
+
+}  // namespace strata::apps
