@@ -35,7 +35,7 @@ struct Options {
   bool bias = true;      ///< a bias row, on a feature every sample holds
   bool hybrid = true;    ///< Strata: Hybrid consistency (lock-free inside a rank), else SSP
   int staleness = 0;     ///< SSP bound (0: BSP; Hybrid needs 0)
-  std::int64_t clock_every = -1;  ///< samples of a worker per clock (rounded to batches); -1: auto_clock's
+  std::int64_t clock_every = -1;  ///< samples of a worker per clock (rounded to batches); -1: mlr::auto_clock's
 };
 
 /// A mini-batch: the training samples [first, first + count).
@@ -57,6 +57,31 @@ inline std::vector<Batch> batches(std::int64_t n, std::int32_t size) {
 /// instead of once a sample; docs/apps-mlr.md has the measurements).
 inline std::int32_t auto_batch(std::int64_t samples, std::int64_t nonzeros, std::int64_t features) {
   return nonzeros * 10 > samples * features ? 100 : 10;
+}
+
+/// The clock across ranks when none is asked for, in samples of a worker: slr's rule
+/// (apps::auto_clock: about 100 clocks a pass, fewer when each would move little),
+/// capped by what wide rows cost. At a clock a rank sends the rows its samples
+/// touched since the last one and takes back the rows of its read set that changed:
+/// with 1,000 classes a row is 4 KB and a clock moves about the whole model (20 MB
+/// for 5,000 features, measured 90 ms a clock on one machine, where a pass computes
+/// in 0.2 s). So the clocks of a pass may move at most what half the pass's compute
+/// time moves at 0.5 GB/s, computing about 1 ns per non-zero and class (both measured
+/// on a 2-core AMD EPYC); a sparse many-class model then clocks once or twice a pass
+/// (its rows rarely conflict: one clock a pass measured as accurate as Hybrid on
+/// threads), and a small dense one (Fashion-MNIST's 31 KB) keeps slr's rule.
+inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t rows, std::int64_t classes,
+                               int ranks, int threads, bool hybrid) {
+  std::int64_t clock = apps::auto_clock(samples, nonzeros, rows, ranks, threads, hybrid);
+  if (clock == 0 || ranks == 1) return clock;
+  const double per_worker = static_cast<double>(samples) / (static_cast<double>(ranks) * threads);
+  const double per_sample = static_cast<double>(nonzeros) / std::max<double>(1, static_cast<double>(samples));
+  const double compute_s = per_worker * per_sample * static_cast<double>(classes) * 1e-9;
+  const double rows_a_clock = std::min(static_cast<double>(rows), static_cast<double>(clock) * per_sample);
+  const double clock_s = 2.0 * rows_a_clock * static_cast<double>(classes) * sizeof(float) / 0.5e9;
+  const double clocks = std::floor(compute_s / 2 / clock_s);
+  if (clocks < 2) return 0;  // one clock a pass
+  return std::max(clock, static_cast<std::int64_t>(per_worker / clocks));
 }
 
 /// The model's rows: one per feature, then the bias row when there is one.

@@ -71,8 +71,8 @@ std::int64_t StrataMlr::clock_for(const Problem& p, const Options& o, int ranks,
   if (samples < 0) {
     std::int64_t nonzeros = 0;
     for (const Sample& s : p.train) nonzeros += s.nnz;
-    samples = auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_rows(p.features, o), ranks,
-                         threads, o.hybrid);
+    samples = auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_rows(p.features, o), p.classes,
+                         ranks, threads, o.hybrid);
   }
   return samples == 0 ? 0 : std::max<std::int64_t>(1, samples / o.batch);
 }
