@@ -57,12 +57,22 @@ lcol=$(grep -v '^#' t.csv | head -1 | tr ',' '\n' | grep -n '^loss$' | cut -d: -
 [ "$(grep -v '^#' one.csv | cut -d, -f1,"$lcol-$acc")" = "$(grep -v '^#' serial.csv | cut -d, -f1,"$lcol-$acc")" ] ||
   fail "1 thread differs from serial: $(paste -d'|' one.csv serial.csv | tail -2)"
 
-# Two ranks: a clock across ranks; the held-out loss close to the serial program's.
+# Two ranks: on a model this small the automatic clock is one a pass (mlr::auto_clock),
+# which averages the ranks' models each pass; the held-out loss is at most 5 % above
+# the serial program's (measured 16 % below it), and a clock every 50 samples (a
+# parameter server's staleness instead) is within 5 % of it too.
 "$mpiexec" -np 2 "$strata" train mlr --data train.svm --test test.svm --epochs 3 --threads 1 --metrics np2.csv \
   >np2.txt 2>&1 || fail "2 ranks: $(cat np2.txt)"
-a=$(tail -1 np2.csv | cut -d, -f"$col") b=$(tail -1 serial.csv | cut -d, -f"$col")
+grep -q "Hybrid, one clock a pass" np2.txt || fail "2 ranks' clock: $(sed -n 2p np2.txt)"
+"$mpiexec" -np 2 "$strata" train mlr --data train.svm --test test.svm --epochs 3 --threads 1 --clock 50 \
+  --metrics np2c.csv >np2c.txt 2>&1 || fail "2 ranks, --clock 50: $(cat np2c.txt)"
+b=$(tail -1 serial.csv | cut -d, -f"$col")
+a=$(tail -1 np2.csv | cut -d, -f"$col")
+awk -v a="$a" -v b="$b" 'BEGIN { exit !(a < b * 1.05 && a > 0) }' ||
+  fail "2 ranks' held-out loss $a is more than 5 % above serial's $b"
+a=$(tail -1 np2c.csv | cut -d, -f"$col")
 awk -v a="$a" -v b="$b" 'BEGIN { exit !(a < b * 1.05 && a > b * 0.95) }' ||
-  fail "2 ranks' held-out loss $a is not within 5 % of serial's $b"
+  fail "2 ranks' held-out loss with --clock 50, $a, is not within 5 % of serial's $b"
 
 # liblinear (one-vs-rest logistic regression) on the same files: a softmax model is
 # at least about as accurate.
