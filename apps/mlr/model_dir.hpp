@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,15 @@ struct ModelInfo {
   std::int64_t rows() const { return features + (bias ? 1 : 0); }
 };
 
+/// mlr.txt's text for m.
+std::string format_model_info(const ModelInfo& m);
+/// Parses mlr.txt's text (`path` names it in errors): ParseError naming the line when
+/// a key is unknown, repeated or missing, a value malformed, the features outside
+/// [0, 2^31 - 1) or the labels fewer than two or not distinct.
+ModelInfo parse_model_info(std::istream& in, const std::string& path);
 /// Writes DIR/mlr.txt. IoError naming the file.
 void write_model_info(const std::string& dir, const ModelInfo& m);
-/// Reads DIR/mlr.txt: IoError when missing, ParseError naming the line when malformed.
+/// Reads DIR/mlr.txt: IoError when missing, ParseError as parse_model_info says.
 ModelInfo read_model_info(const std::string& dir);
 
 }  // namespace strata::apps::mlr
