@@ -14,12 +14,13 @@
 
 namespace strata::apps {
 
-/// Declares --consistency, --staleness, --clock, --holdout, --test, --patience, --keep.
-inline void declare_relaxed_classifier_options(Settings& s) {
+/// Declares --consistency, --staleness, --clock (`clock_auto` says what auto means
+/// across ranks), --holdout, --test, --patience, --keep.
+inline void declare_relaxed_classifier_options(Settings& s, const std::string& clock_auto) {
   s.declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
       .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
       .declare("clock", "auto", "samples per worker between clocks (0: one clock per pass; auto: 0 on one rank "
-                                "under Hybrid, else about 100 a pass, at most 1000 apart)")
+                                "under Hybrid, else " + clock_auto + ")")
       .declare("holdout", "0.1", "fraction of samples held out")
       .declare("test", "", "a LIBSVM file to measure on instead of --holdout")
       .declare("patience", "0", "stop after this many passes without a lower held-out log-loss (0: never)")

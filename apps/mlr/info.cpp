@@ -24,7 +24,8 @@ AppInfo mlr_info() {
       .declare("batch", "auto", "samples per step: their gradients summed, each row they touch stepped once (1: "
                                 "plain SGD; auto: 10, or 100 when samples hold over a tenth of the features)")
       .declare("bias", "yes", "yes | no: a bias row (regularised like the weights)");
-  declare_relaxed_classifier_options(a.options);
+  declare_relaxed_classifier_options(
+      a.options, "about 100 a pass, fewer when the rows a clock moves cost more than half the pass's computing");
   return a;
 }
 

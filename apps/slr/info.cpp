@@ -21,7 +21,7 @@ AppInfo slr_info() {
       .declare("l1", "0", "L1 weight (elastic net with --l2), applied to the features a sample holds")
       .declare("l2", "0", "L2 weight, applied to the features a sample holds")
       .declare("bias", "yes", "yes | no: an intercept (regularised like the weights, as liblinear's -B 1)");
-  declare_relaxed_classifier_options(a.options);
+  declare_relaxed_classifier_options(a.options, "about 100 a pass, at most 1000 apart");
   return a;
 }
 
