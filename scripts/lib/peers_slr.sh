@@ -11,6 +11,9 @@
 #              features, about NNZ (50) a sample, 10 % held out
 #   kjv        scripts/datasets.sh kjv's verses (New vs Old Testament), the first 90 %
 #              of its (shuffled) lines for training and the rest held out
+#   fashion    scripts/datasets.sh fashion's images as a binary task: +1 for what is worn
+#              on the upper body (T-shirt/top, pullover, coat, shirt: classes 0, 2, 4,
+#              6), -1 for the rest; its 60,000 training and 10,000 test images
 # Settings per set: SLR_PASSES (10), and for set S (upper case): S_STRATA (Strata's
 # options), S_C0 / S_C6 / S_C7 (liblinear's -c), S_ALPHA (scikit-learn's alpha).
 # Writes OUT_DIR/slr_points.csv (set,tool,rep,seconds_since_start,test_loss),
@@ -59,7 +62,14 @@ slr_data() {
       n=$(wc -l <"$all")
       head -n $((n * 9 / 10)) "$all" >"$dir/train.svm"
       tail -n $((n - n * 9 / 10)) "$all" >"$dir/test.svm" ;;
-    *) echo "bench_peers.sh: unknown slr set '$set' (generated, kjv)" >&2; exit 2 ;;
+    fashion)
+      "$root/scripts/datasets.sh" fashion >/dev/null
+      local part
+      for part in train test; do
+        awk '{ $1 = ($1 == 0 || $1 == 2 || $1 == 4 || $1 == 6) ? "+1" : "-1"; print }' \
+          "$root/data/real/fashion/$part.svm" >"$dir/$part.svm"
+      done ;;
+    *) echo "bench_peers.sh: unknown slr set '$set' (generated, kjv, fashion)" >&2; exit 2 ;;
   esac
 }
 
@@ -104,7 +114,9 @@ slr_sgd() {  # set rep
 slr_strata() {  # set rep label threads [launcher...]
   local set=$1 rep=$2 label=$3 threads=$4 dir=$out/slr-$1 opts log
   shift 4
-  opts=$(slr_setting "$set" strata "$([ "$set" = generated ] && echo "--l2 100" || echo "--lr 2")")
+  local default_opts="--lr 2"  # kjv
+  case "$set" in generated) default_opts="--l2 100" ;; fashion) default_opts="" ;; esac
+  opts=$(slr_setting "$set" strata "$default_opts")
   log=$out/$set-$label-$rep.log
   # shellcheck disable=SC2086  # opts is a list of options
   stamped /usr/bin/time -v "$@" "$strata" train slr --data "$dir/train.svm" --test "$dir/test.svm" --epochs "$passes" \
