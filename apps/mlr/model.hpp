@@ -5,8 +5,9 @@
 // class weights per feature, then the bias row. A sample's scores are the sum of
 // its features' rows scaled by their values, plus the bias row; its class
 // probabilities their softmax. A step takes a mini-batch of samples (auto_batch's
-// choice by default; 1 is plain SGD): each is scored with the model as the batch found it, their gradients
-// are summed per row (row_sums.hpp), and each row the batch touched takes one step.
+// choice by default; 1 is plain SGD): each is scored with the model as the batch
+// found it, their gradients are summed per row (row_sums.hpp), and each row the batch
+// touched takes one step.
 // A step touches only those rows (L2 acts there too, once per occurrence, as in
 // slr), so a pass costs non-zeros x classes and not the model's size.
 #pragma once
@@ -47,7 +48,8 @@ struct Batch {
 /// A pass's batches over n training samples, `size` each (the last one the rest).
 inline std::vector<Batch> batches(std::int64_t n, std::int32_t size) {
   std::vector<Batch> b;
-  for (std::int64_t i = 0; i < n; i += size) b.push_back({i, static_cast<std::int32_t>(std::min<std::int64_t>(size, n - i))});
+  for (std::int64_t i = 0; i < n; i += size)
+    b.push_back({i, static_cast<std::int32_t>(std::min<std::int64_t>(size, n - i))});
   return b;
 }
 

@@ -120,7 +120,9 @@ void attach_test(Problem& p, const Problem& test, const std::string& path) {
 
 void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path) {
   write_libsvm_samples(path, samples, p.feature, p.value,
-                       [&](const Sample& s) -> std::string { return fmt::format("{}", p.class_label[static_cast<std::size_t>(s.label)]); });
+                       [&](const Sample& s) -> std::string {
+                         return fmt::format("{}", p.class_label[static_cast<std::size_t>(s.label)]);
+                       });
 }
 
 }  // namespace strata::apps::mlr

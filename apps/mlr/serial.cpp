@@ -7,7 +7,8 @@ namespace strata::apps::mlr {
 
 SerialMlr::SerialMlr(const Problem& problem, const Options& options)
     : p_(problem), o_(options), k_(static_cast<std::size_t>(problem.classes)), bias_(problem.features),
-      rows_(model_rows(problem.features, options)), batches_(batches(static_cast<std::int64_t>(problem.train.size()), options.batch)),
+      rows_(model_rows(problem.features, options)),
+      batches_(batches(static_cast<std::int64_t>(problem.train.size()), options.batch)),
       w_(static_cast<std::size_t>(rows_) * k_, 0.0f) {
   if (o_.step == Step::adagrad) g2_.assign(static_cast<std::size_t>(rows_), 0.0);
 }
