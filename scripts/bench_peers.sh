@@ -37,12 +37,37 @@ stamped() {
   done
 }
 
+# A setting of a data set: peer_setting SET NAME DEFAULT reads ${SET_NAME:-DEFAULT}
+# (upper case: GENERATED_STRATA, FASHION_C, ...).
+peer_setting() {
+  local var
+  var=$(echo "$1_$2" | tr '[:lower:]' '[:upper:]')
+  echo "${!var:-$3}"
+}
+
+# Installs liblinear's tools and scikit-learn when missing (the slr and mlr peers).
+ensure_linear_peers() {
+  local missing=()
+  command -v liblinear-train >/dev/null || missing+=(liblinear-tools)
+  /usr/bin/python3 -c 'import sklearn' 2>/dev/null || missing+=(python3-sklearn)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local saved=("${STRATA_PACKAGES[@]}")
+  STRATA_PACKAGES=("${missing[@]}")
+  strata_ensure_packages
+  STRATA_PACKAGES=("${saved[@]}")
+}
+
 # "WALL_S,PEAK_MB" of a command run under /usr/bin/time -v, from its log.
 time_v_figures() {
   local wall peak
   wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$1" | awk -F: '{ print $(NF-1) * 60 + $NF }')
   peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$1")
   echo "$wall,$((peak / 1024))"
+}
+
+# A whole command's figures: peer_record APP SET TOOL REP LOG appends to APP_runs.csv.
+peer_record() {
+  echo "$2,$3,$4,$(time_v_figures "$5")" >>"$out/$1_runs.csv"
 }
 
 for app in $apps; do

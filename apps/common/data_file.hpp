@@ -22,4 +22,19 @@ void check_data_file(const std::string& path, const std::string& what, const std
 /// declare both options.
 double holdout_fraction(const RunConfig& config);
 
+/// A classifier's data (slr, mlr): --data's LIBSVM file through `load(path, holdout)`
+/// or, without --data, `generate(holdout)`; then --test's file, loaded whole with
+/// `load(path, 0.0)`, becomes the held-out samples through `attach(problem, test, path)`.
+template <class Load, class Generate, class Attach>
+auto classifier_data(const RunConfig& c, Load&& load, Generate&& generate, Attach&& attach) {
+  const double holdout = holdout_fraction(c);
+  auto p = c.data_path.empty() ? generate(holdout)
+                               : (check_data_file(c.data_path, "LIBSVM file"), load(c.data_path, holdout));
+  if (const std::string& test = c.options.text("test"); !test.empty()) {
+    check_data_file(test, "LIBSVM file", "--test");
+    attach(p, load(test, 0.0), test);
+  }
+  return p;
+}
+
 }  // namespace strata::apps

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "common/app.hpp"
 #include "common/best_pass.hpp"
+#include "common/classifier_fit.hpp"
 #include "strata/error.hpp"
 
 namespace strata::apps {
@@ -41,11 +43,16 @@ struct HeldOut {
     if (best.first_pass() > 1) line += " (the passes before were restored from the checkpoint, without their models)";
     return line;
   }
-  /// Why training ended early, or "" when it ran every pass.
-  std::string stopped() const {
-    if (!best.exhausted()) return "";
-    return fmt::format("stopped after pass {}: no lower held-out log-loss in {} passes", best.last_pass(),
-                       best.last_pass() - best.best_pass());
+  /// After the last pass: says whether training stopped early and which pass's model
+  /// was kept, and returns the model --save writes: the kept one, else `last` (--keep
+  /// last, no held-out data, or every pass restored from a checkpoint).
+  std::vector<float> finish(const InfoCallback& info, std::vector<float> last) {
+    if (best.exhausted())
+      info(fmt::format("stopped after pass {}: no lower held-out log-loss in {} passes", best.last_pass(),
+                       best.last_pass() - best.best_pass()));
+    if (kept.empty()) return last;
+    info(describe());
+    return std::move(kept);
   }
 };
 
@@ -53,8 +60,7 @@ struct HeldOut {
 /// the pass's own, each sample's log-loss just before its step (progressive
 /// validation, as LIBMF reports its training loss), so measuring them costs no second
 /// pass over the training set; then the held-out ones, which HeldOut reads.
-template <class Fit>
-std::vector<Metric> classifier_metrics(const Fit& train, const Fit& test) {
+inline std::vector<Metric> classifier_metrics(const ClassifierFit& train, const ClassifierFit& test) {
   return {{"loss", train.loss()}, {"accuracy", train.accuracy()}, {"test_loss", test.loss()},
           {"test_accuracy", test.accuracy()}};
 }

@@ -19,35 +19,31 @@ namespace strata::apps {
 
 namespace {
 
+// The --synthetic set, `holdout` of it held out.
+mlr::Problem synthetic_problem(const RunConfig& c, double holdout) {
+  mlr::SyntheticSpec s;
+  s.samples = c.synthetic.integer("samples", 1);
+  s.features = c.synthetic.integer("features", 1, INT32_MAX - 1);
+  s.classes = static_cast<std::int32_t>(c.synthetic.integer("classes", 2, 100'000));
+  s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
+  s.signal = c.synthetic.real("signal", 0, 1);
+  s.noise = c.synthetic.real("noise", 0, 1);
+  if (s.classes > s.features)
+    throw OptionError(fmt::format("--synthetic classes={} needs at least as many features (features={}): each "
+                                  "class owns features",
+                                  s.classes, s.features));
+  // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record.
+  MemoryNeeds()
+      .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 5) + 32)
+      .check();
+  return mlr::generate(s, holdout, c.seed);
+}
+
 mlr::Problem make_problem(Runtime& rt, const RunConfig& c) {
-  const double holdout = holdout_fraction(c);
-  const std::string& test = c.options.text("test");
-  mlr::Problem p;
-  if (!c.data_path.empty()) {
-    check_data_file(c.data_path, "LIBSVM file");
-    p = mlr::load_libsvm(rt, c.data_path, holdout, c.seed);
-  } else {
-    mlr::SyntheticSpec s;
-    s.samples = c.synthetic.integer("samples", 1);
-    s.features = c.synthetic.integer("features", 1, INT32_MAX - 1);
-    s.classes = static_cast<std::int32_t>(c.synthetic.integer("classes", 2, 100'000));
-    s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
-    s.signal = c.synthetic.real("signal", 0, 1);
-    s.noise = c.synthetic.real("noise", 0, 1);
-    if (s.classes > s.features)
-      throw OptionError(fmt::format("--synthetic classes={} needs at least as many features (features={}): each "
-                                    "class owns features",
-                                    s.classes, s.features));
-    // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record.
-    MemoryNeeds()
-        .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 5) + 32)
-        .check();
-    p = mlr::generate(s, holdout, c.seed);
-  }
-  if (!test.empty()) {
-    check_data_file(test, "LIBSVM file", "--test");
-    mlr::attach_test(p, mlr::load_libsvm(rt, test, 0.0, c.seed), test);
-  }
+  mlr::Problem p = classifier_data(
+      c, [&](const std::string& path, double holdout) { return mlr::load_libsvm(rt, path, holdout, c.seed); },
+      [&](double holdout) { return synthetic_problem(c, holdout); },
+      mlr::attach_test);
   if (p.classes < 2)
     throw OptionError(fmt::format("{}: every sample has the label {}; mlr needs two classes or more", p.source,
                                   p.class_label.empty() ? 0.0f : p.class_label[0]));
@@ -66,13 +62,9 @@ mlr::Options make_options(const RunConfig& c, const mlr::Problem& p) {
   o.step = c.options.choice("step", {"adagrad", "plain"}) == "adagrad" ? mlr::Step::adagrad : mlr::Step::plain;
   o.lr = static_cast<float>(c.options.real("lr", 1e-9, 100));
   o.l2 = static_cast<float>(c.options.real("l2", 0, 1e6));
-  if (c.options.text("batch") == "auto") {
-    std::int64_t nonzeros = 0;
-    for (const mlr::Sample& s : p.train) nonzeros += s.nnz;
-    o.batch = mlr::auto_batch(static_cast<std::int64_t>(p.train.size()), nonzeros, p.features);
-  } else {
-    o.batch = static_cast<std::int32_t>(c.options.integer("batch", 1, 1'000'000));
-  }
+  o.batch = c.options.text("batch") == "auto"
+                ? mlr::auto_batch(static_cast<std::int64_t>(p.train.size()), mlr::train_nonzeros(p), p.features)
+                : static_cast<std::int32_t>(c.options.integer("batch", 1, 1'000'000));
   o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
   const RelaxedSettings relaxed = relaxed_settings(c);
   o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
@@ -116,12 +108,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
                [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
     if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
   }
-  if (!held.stopped().empty()) info(held.stopped());
-  if (c.save_dir.empty()) return;
-  // Nothing kept: --keep last, no held-out data, or every pass restored from a checkpoint.
-  const bool kept_best = !held.kept.empty();
-  if (kept_best) info(held.describe());
-  save(rt, c.save_dir, kept_best ? held.kept : last, p, o);
+  const std::vector<float> model = held.finish(info, std::move(last));
+  if (!c.save_dir.empty()) save(rt, c.save_dir, model, p, o);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/auto_clock.hpp"
+#include "mlr/problem.hpp"
 #include "strata/kernels.hpp"
 
 namespace strata::apps::mlr {
@@ -113,6 +114,18 @@ inline void add_scaled(float* z, std::span<const float> row, float x) {
   const std::size_t k = row.size();
   if (k >= kernel_row) return kernels::axpy(x, row.data(), z, k);
   for (std::size_t c = 0; c < k; ++c) z[c] += x * row[c];
+}
+
+/// Sample s's scores into z[0..k): the bias row (empty: no bias) plus each of its
+/// features' rows, `row(f)`, scaled by the feature's value (an empty row adds nothing).
+/// The serial program, its Strata twin and predict all score through this.
+template <class Row>
+void sample_scores(float* z, std::size_t k, std::span<const float> bias, const Problem& p, const Sample& s,
+                   Row&& row) {
+  std::fill(z, z + k, 0.0f);
+  if (!bias.empty()) add_scaled(z, bias, 1.0f);
+  for (std::int64_t j = s.begin; j < s.begin + s.nnz; ++j)
+    add_scaled(z, row(p.feature[static_cast<std::size_t>(j)]), p.value[static_cast<std::size_t>(j)]);
 }
 
 /// Replaces scores z[0..k) by their softmax (shifted by the largest, so exp never

@@ -32,26 +32,26 @@ void predict(Runtime& rt, const PredictRequest& req, const InfoCallback& info) {
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), out);
   const auto row = [&](std::int64_t r) { return std::span<const float>(w.data() + r * k, static_cast<std::size_t>(k)); };
+  // An id beyond the model's features has no weights: skipped, as liblinear skips it.
+  const auto feature_row = [&](std::int64_t f) { return f < m.features ? row(f) : std::span<const float>{}; };
+  // The model's class of each of the file's labels (-1: a label the model does not know).
+  std::vector<std::int32_t> model_class;
+  for (const float label : p.class_label) {
+    const auto known = std::find(m.labels.begin(), m.labels.end(), label);
+    model_class.push_back(known == m.labels.end() ? -1 : static_cast<std::int32_t>(known - m.labels.begin()));
+  }
   std::vector<float> z(static_cast<std::size_t>(k));
   Fit fit;
   for (const Sample& s : p.train) {
-    std::fill(z.begin(), z.end(), 0.0f);
-    if (m.bias) add_scaled(z.data(), row(m.features), 1.0f);
-    for (std::int64_t j = s.begin; j < s.begin + s.nnz; ++j) {
-      const std::int32_t f = p.feature[static_cast<std::size_t>(j)];
-      // An id beyond the model's features has no weights: skipped, as liblinear skips it.
-      if (f < m.features) add_scaled(z.data(), row(f), p.value[static_cast<std::size_t>(j)]);
-    }
-    const float label = p.class_label[static_cast<std::size_t>(s.label)];
-    const auto known = std::find(m.labels.begin(), m.labels.end(), label);
-    const auto c = static_cast<std::int32_t>(known - m.labels.begin());
-    const float q = softmax(z.data(), z.size(), known == m.labels.end() ? 0 : c);
+    sample_scores(z.data(), z.size(), m.bias ? row(m.features) : std::span<const float>{}, p, s, feature_row);
+    const std::int32_t c = model_class[static_cast<std::size_t>(s.label)];
+    const float q = softmax(z.data(), z.size(), std::max(c, 0));
     const std::int32_t guess = predicted(z.data(), z.size());
     line = fmt::format("{}", m.labels[static_cast<std::size_t>(guess)]);
     for (float v : z) fmt::format_to(std::back_inserter(line), " {:.6g}", v);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), out);
-    measure(known == m.labels.end() ? 0.0f : q, guess == c, fit.log_loss, fit.correct);
+    measure(c < 0 ? 0.0f : q, guess == c, fit.log_loss, fit.correct);
   }
   fit.count = static_cast<std::int64_t>(p.train.size());
   if (std::fclose(out) != 0) throw IoError(fmt::format("--out: error writing '{}'", req.out_path));

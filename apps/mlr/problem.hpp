@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/classifier_fit.hpp"
+
 namespace strata {
 class Runtime;
 }
@@ -69,13 +71,15 @@ void attach_test(Problem& p, const Problem& test, const std::string& path);
 /// liblinear reads them). IoError naming the path.
 void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const std::string& path);
 
+/// The non-zeros of p's training samples (what the automatic batch and clock weigh).
+inline std::int64_t train_nonzeros(const Problem& p) {
+  std::int64_t n = 0;
+  for (const Sample& s : p.train) n += s.nnz;
+  return n;
+}
+
 /// Log-loss and accuracy over a set of samples.
-struct Fit {
-  double log_loss = 0;
-  std::int64_t correct = 0, count = 0;
-  double loss() const { return count ? log_loss / static_cast<double>(count) : 0.0; }
-  double accuracy() const { return count ? static_cast<double>(correct) / static_cast<double>(count) : 0.0; }
-};
+using Fit = ClassifierFit;
 
 /// One sample's share of Fit: p is the predicted probability of its own class,
 /// hit whether the predicted class is its own.

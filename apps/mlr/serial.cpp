@@ -14,10 +14,7 @@ SerialMlr::SerialMlr(const Problem& problem, const Options& options)
 }
 
 void SerialMlr::scores(const Sample& s, float* z) const {
-  std::fill(z, z + k_, 0.0f);
-  if (o_.bias) add_scaled(z, row(bias_), 1.0f);
-  for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
-    add_scaled(z, row(p_.feature[static_cast<std::size_t>(k)]), p_.value[static_cast<std::size_t>(k)]);
+  sample_scores(z, k_, o_.bias ? row(bias_) : std::span<const float>{}, p_, s, [&](std::int64_t f) { return row(f); });
 }
 
 void SerialMlr::step(std::int64_t r, std::span<const float> g, std::int32_t touches) {

@@ -51,7 +51,7 @@ StrataMlr::StrataMlr(Runtime& rt, const Problem& problem, const Options& options
     : rt_(rt), p_(problem), o_(options), loop_(loop), k_(static_cast<std::size_t>(problem.classes)),
       bias_(problem.features), rows_(model_rows(problem.features, options)),
       B_(array_of(rt, batches(static_cast<std::int64_t>(problem.train.size()), options.batch))),
-      X_(array_of(rt, problem.train)), T_(array_of(rt, problem.test)),
+      T_(array_of(rt, problem.test)),
       w_(DistArray<float, 2>::zeros(rt, {rows_, problem.classes})), pass_loss_(rt), pass_correct_(rt) {
   w_.set_name("W");
   o_.clock_every = clock_for(problem, options, rt.size(), rt.threads());
@@ -69,19 +69,15 @@ StrataMlr::StrataMlr(Runtime& rt, const Problem& problem, const Options& options
 std::int64_t StrataMlr::clock_for(const Problem& p, const Options& o, int ranks, int threads) {
   std::int64_t samples = o.clock_every;
   if (samples < 0) {
-    std::int64_t nonzeros = 0;
-    for (const Sample& s : p.train) nonzeros += s.nnz;
-    samples = auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_rows(p.features, o), p.classes,
-                         ranks, threads, o.hybrid);
+    samples = auto_clock(static_cast<std::int64_t>(p.train.size()), train_nonzeros(p), model_rows(p.features, o),
+                         p.classes, ranks, threads, o.hybrid);
   }
   return samples == 0 ? 0 : std::max<std::int64_t>(1, samples / o.batch);
 }
 
 void StrataMlr::scores(const Access& a, const Sample& s, float* z) const {
-  std::fill(z, z + k_, 0.0f);
-  if (o_.bias) add_scaled(z, a.row(bias_), 1.0f);
-  for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
-    add_scaled(z, a.row(p_.feature[static_cast<std::size_t>(k)]), p_.value[static_cast<std::size_t>(k)]);
+  sample_scores(z, k_, o_.bias ? a.row(bias_) : std::span<const float>{}, p_, s,
+                [&](std::int64_t f) { return a.row(f); });
 }
 
 Fit StrataMlr::pass() {
@@ -110,7 +106,7 @@ Fit StrataMlr::pass() {
   Fit f;
   f.log_loss = pass_loss_.take();
   f.correct = pass_correct_.take();
-  f.count = X_.nnz();
+  f.count = static_cast<std::int64_t>(p_.train.size());
   return f;
 }
 
@@ -120,10 +116,8 @@ Fit StrataMlr::fit(DistArray<Sample, 1>& samples, std::source_location where) {
   run_or_explain(explaining_, samples, [&](const Index<1>&, const Sample& s) {
     const auto w = w_.reader();
     float* z = scores_room(k_);
-    std::fill(z, z + k_, 0.0f);
-    if (o_.bias) add_scaled(z, w.read_row(bias_), 1.0f);
-    for (std::int64_t k = s.begin; k < s.begin + s.nnz; ++k)
-      add_scaled(z, w.read_row(p_.feature[static_cast<std::size_t>(k)]), p_.value[static_cast<std::size_t>(k)]);
+    sample_scores(z, k_, o_.bias ? w.read_row(bias_) : std::span<const float>{}, p_, s,
+                  [&](std::int64_t f) { return w.read_row(f); });
     const float p = softmax(z, k_, s.label);
     double l = 0;
     std::int64_t c = 0;

@@ -25,9 +25,7 @@ class StrataMlr {
   /// pass's progressive fit: each sample's log-loss and prediction with the model its
   /// batch's step started from.
   Fit pass();
-  // Two loop sites (each call's line): one site alternating between the two sets
-  // would be planned afresh, reconnaissance and all, at every call.
-  Fit fit_train() { return fit(X_); }
+  /// The fit on the held-out samples.
   Fit fit_test() { return fit(T_); }
   /// Plans every loop without running it and prints the plans (rank 0).
   void explain();
@@ -51,7 +49,7 @@ class StrataMlr {
   std::int64_t bias_;           // the bias row's index: after the features
   std::int64_t rows_;           // the model's: features, then the bias
   DistArray<Batch, 1> B_;       // the training samples' batches: the loop's iterations
-  DistArray<Sample, 1> X_, T_;
+  DistArray<Sample, 1> T_;      // the held-out samples
   DistArray<float, 2> w_;       // (features + bias) x classes
   DistArray<double, 1> g2_;     // adagrad: the rows' accumulated mean squared gradients
   std::unique_ptr<Buffer<float, 2>> w_sum_;

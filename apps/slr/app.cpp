@@ -20,28 +20,24 @@ namespace strata::apps {
 
 namespace {
 
+// The --synthetic set, `holdout` of it held out.
+slr::Problem synthetic_problem(const RunConfig& c, double holdout) {
+  slr::SyntheticSpec s;
+  s.samples = c.synthetic.integer("samples", 1);
+  s.features = c.synthetic.integer("features", 1, INT32_MAX - 1);
+  s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
+  // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record.
+  MemoryNeeds()
+      .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 10) + 32)
+      .check();
+  return slr::generate(s, holdout, c.seed);
+}
+
 slr::Problem make_problem(Runtime& rt, const RunConfig& c) {
-  const double holdout = holdout_fraction(c);
-  const std::string& test = c.options.text("test");
-  slr::Problem p;
-  if (!c.data_path.empty()) {
-    check_data_file(c.data_path, "LIBSVM file");
-    p = slr::load_libsvm(rt, c.data_path, holdout, c.seed);
-  } else {
-    slr::SyntheticSpec s;
-    s.samples = c.synthetic.integer("samples", 1);
-    s.features = c.synthetic.integer("features", 1, INT32_MAX - 1);
-    s.nnz = static_cast<int>(c.synthetic.integer("nnz", 1, 100'000));
-    // Each sample holds about nnz (feature, value) pairs of 8 bytes and its own record.
-    MemoryNeeds()
-        .add(fmt::format("--synthetic samples={}", s.samples), static_cast<double>(s.samples), 8.0 * (s.nnz + 10) + 32)
-        .check();
-    p = slr::generate(s, holdout, c.seed);
-  }
-  if (!test.empty()) {
-    check_data_file(test, "LIBSVM file", "--test");
-    slr::attach_test(p, slr::load_libsvm(rt, test, 0.0, c.seed), test);
-  }
+  slr::Problem p = classifier_data(
+      c, [&](const std::string& path, double holdout) { return slr::load_libsvm(rt, path, holdout, c.seed); },
+      [&](double holdout) { return synthetic_problem(c, holdout); },
+      slr::attach_test);
   // The model is dense over the largest feature id: checked before it is allocated (a
   // sparse file with one huge id loads fine). Each feature holds a weight and a step's
   // state, in the program and in its Buffers.
@@ -106,7 +102,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   slr::Fit train;  // the pass's own: each sample measured just before its step
   if (c.serial) {
     slr::SerialSlr m(p, o);
-    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&] { return classifier_metrics(train, m.fit(p.test)); }, {},
+    run_passes(rt, c, items, report, [&] { train = m.pass(); },
+               [&] { return classifier_metrics(train, m.fit(p.test)); }, {},
                [&](const PassReport& r) { return held.after(r, [&] { return m.w(); }); });
     if (!c.save_dir.empty()) last = m.w();
   } else {
@@ -116,12 +113,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
                [&](const PassReport& r) { return held.after(r, [&] { return m.w().gather(); }); });
     if (!c.save_dir.empty() && held.kept.empty()) last = m.w().gather();
   }
-  if (!held.stopped().empty()) info(held.stopped());
-  if (c.save_dir.empty()) return;
-  // Nothing kept: --keep last, no held-out data, or every pass restored from a checkpoint.
-  const bool kept_best = !held.kept.empty();
-  if (kept_best) info(held.describe());
-  save(rt, c.save_dir, kept_best ? held.kept : last, p, o);
+  const std::vector<float> model = held.finish(info, std::move(last));
+  if (!c.save_dir.empty()) save(rt, c.save_dir, model, p, o);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {

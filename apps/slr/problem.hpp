@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/classifier_fit.hpp"
+
 namespace strata {
 class Runtime;
 }
@@ -62,12 +64,7 @@ void write_libsvm(const Problem& p, const std::vector<Sample>& samples, const st
 inline float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 
 /// Log-loss and accuracy over a set of samples.
-struct Fit {
-  double log_loss = 0;
-  std::int64_t correct = 0, count = 0;
-  double loss() const { return count ? log_loss / static_cast<double>(count) : 0.0; }
-  double accuracy() const { return count ? static_cast<double>(correct) / static_cast<double>(count) : 0.0; }
-};
+using Fit = ClassifierFit;
 
 /// One sample's share of Fit: p is the predicted probability of label 1.
 inline void measure(float p, float label, double& log_loss, std::int64_t& correct) {

@@ -89,8 +89,8 @@ std::int64_t StrataSlr::clock_for(const Problem& p, const Options& o, int ranks,
   if (o.clock_every >= 0) return o.clock_every;
   std::int64_t nonzeros = 0;
   for (const Sample& s : p.train) nonzeros += s.nnz;
-  return apps::auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks, threads,
-                    o.hybrid);
+  return apps::auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks,
+                          threads, o.hybrid);
 }
 
 RelaxedStats StrataSlr::stats() const {

@@ -23,15 +23,7 @@
 # time (mlr-SET.svg) and prints a table of the medians.
 
 bench_mlr() {
-  local missing=()
-  command -v liblinear-train >/dev/null || missing+=(liblinear-tools)
-  /usr/bin/python3 -c 'import sklearn' 2>/dev/null || missing+=(python3-sklearn)
-  if [ ${#missing[@]} -gt 0 ]; then
-    local saved=("${STRATA_PACKAGES[@]}")
-    STRATA_PACKAGES=("${missing[@]}")
-    strata_ensure_packages
-    STRATA_PACKAGES=("${saved[@]}")
-  fi
+  ensure_linear_peers
   local passes=${MLR_PASSES:-10} peer
   echo "set,tool,rep,seconds_since_start,test_loss,test_accuracy" >"$out/mlr_points.csv"
   echo "set,tool,rep,wall_s,peak_mb" >"$out/mlr_runs.csv"
@@ -71,19 +63,9 @@ mlr_data() {
   esac
 }
 
-mlr_setting() {  # set name default: ${SET_NAME:-DEFAULT}
-  local var
-  var=$(echo "$1_$2" | tr '[:lower:]' '[:upper:]')
-  echo "${!var:-$3}"
-}
-
-mlr_record() {  # set tool rep log
-  echo "$1,$2,$3,$(time_v_figures "$4")" >>"$out/mlr_runs.csv"
-}
-
 mlr_liblinear() {  # set rep
   local set=$1 rep=$2 dir=$out/mlr-$1 c log
-  c=$(mlr_setting "$set" c 1)
+  c=$(peer_setting "$set" c 1)
   log=$out/$set-liblinear-$rep.log
   stamped /usr/bin/time -v liblinear-train -s 0 -c "$c" -B 1 -q "$dir/train.svm" "$out/mlr-liblinear.model" >"$log"
   liblinear-predict -b 1 "$dir/test.svm" "$out/mlr-liblinear.model" "$out/mlr-liblinear.pred" >/dev/null
@@ -95,24 +77,24 @@ mlr_liblinear() {  # set rep
       { p = ($1 + 0) in col ? $(col[$1 + 0]) : 0; if (p < 1e-7) p = 1e-7; s -= log(p); hit += ($2 + 0 == $1 + 0); m++ }
       END { printf "%.6f,%.6f", s / m, hit / m }')
   echo "$set,liblinear -s 0 -c $c,$rep,$end,$figures" >>"$out/mlr_points.csv"
-  mlr_record "$set" "liblinear -s 0 -c $c" "$rep" "$log"
+  peer_record mlr "$set" "liblinear -s 0 -c $c" "$rep" "$log"
 }
 
 mlr_sklearn() {  # set rep sgd|saga
   local set=$1 rep=$2 mode=$3 dir=$out/mlr-$1 alpha log
-  alpha=$(mlr_setting "$set" alpha 1e-5)
+  alpha=$(peer_setting "$set" alpha 1e-5)
   log=$out/$set-$mode-$rep.log
   stamped /usr/bin/time -v /usr/bin/python3 "$root/scripts/lib/mlr_peer.py" "$mode" "$dir/train.svm" "$dir/test.svm" \
     "$passes" "$alpha" 2 >"$log"
   awk -v set="$set" -v rep="$rep" -v t="sklearn-$mode alpha $alpha" \
     '$2 == "epoch" { printf "%s,%s,%d,%s,%s,%s\n", set, t, rep, $1, $5, $7 }' "$log" >>"$out/mlr_points.csv"
-  mlr_record "$set" "sklearn-$mode alpha $alpha" "$rep" "$log"
+  peer_record mlr "$set" "sklearn-$mode alpha $alpha" "$rep" "$log"
 }
 
 mlr_strata() {  # set rep label "options" [launcher...]
   local set=$1 rep=$2 label=$3 how=$4 dir=$out/mlr-$1 opts log csv
   shift 4
-  opts=$(mlr_setting "$set" strata "")
+  opts=$(peer_setting "$set" strata "")
   log=$out/$set-$label-$rep.log
   csv=$out/$set-$label-$rep.csv
   # shellcheck disable=SC2086  # how and opts are lists of options
@@ -126,7 +108,7 @@ mlr_strata() {  # set rep label "options" [launcher...]
     <(grep -v '^#' "$csv" | tail -n +2 | cut -d, -f"$loss,$acc" | tr ',' ' ') |
     awk -v set="$set" -v l="$label $opts" -v rep="$rep" '{ printf "%s,%s,%d,%s,%s,%s\n", set, l, rep, $1, $2, $3 }' \
       >>"$out/mlr_points.csv"
-  mlr_record "$set" "$label $opts" "$rep" "$log"
+  peer_record mlr "$set" "$label $opts" "$rep" "$log"
 }
 
 # Medians over the rounds per tool: whole command, memory, the first, best and final

@@ -23,15 +23,7 @@
 # a table of the medians.
 
 bench_slr() {
-  local missing=()
-  command -v liblinear-train >/dev/null || missing+=(liblinear-tools)
-  /usr/bin/python3 -c 'import sklearn' 2>/dev/null || missing+=(python3-sklearn)
-  if [ ${#missing[@]} -gt 0 ]; then
-    local saved=("${STRATA_PACKAGES[@]}")
-    STRATA_PACKAGES=("${missing[@]}")
-    strata_ensure_packages
-    STRATA_PACKAGES=("${saved[@]}")
-  fi
+  ensure_linear_peers
   local passes=${SLR_PASSES:-10}
   echo "set,tool,rep,seconds_since_start,test_loss" >"$out/slr_points.csv"
   echo "set,tool,rep,wall_s,peak_mb" >"$out/slr_runs.csv"
@@ -73,20 +65,9 @@ slr_data() {
   esac
 }
 
-# A setting for a set: slr_setting SET NAME DEFAULT reads ${SET_NAME:-DEFAULT}.
-slr_setting() {
-  local var
-  var=$(echo "$1_$2" | tr '[:lower:]' '[:upper:]')
-  echo "${!var:-$3}"
-}
-
-slr_record() {  # set tool rep log
-  echo "$1,$2,$3,$(time_v_figures "$4")" >>"$out/slr_runs.csv"
-}
-
 slr_liblinear() {  # set rep solver
   local set=$1 rep=$2 s=$3 dir=$out/slr-$1 tool=liblinear-s$3 c
-  c=$(slr_setting "$set" "c$s" "$([ "$set" = generated ] && echo 0.1 || echo 1)")
+  c=$(peer_setting "$set" "c$s" "$([ "$set" = generated ] && echo 0.1 || echo 1)")
   local log=$out/$set-$tool-$rep.log
   stamped /usr/bin/time -v liblinear-train -s "$s" -c "$c" -B 1 -q "$dir/train.svm" "$out/$tool.model" >"$log"
   liblinear-predict -b 1 "$dir/test.svm" "$out/$tool.model" "$out/$tool.pred" >/dev/null
@@ -97,18 +78,18 @@ slr_liblinear() {  # set rep solver
       { p = ($1 + 0 == L[2] + 0) ? $3 : $4; if (p < 1e-7) p = 1e-7; if (p > 1 - 1e-7) p = 1 - 1e-7; s -= log(p); n++ }
       END { printf "%.6f", s / n }')
   echo "$set,$tool -c $c,$rep,$end,$loss" >>"$out/slr_points.csv"
-  slr_record "$set" "$tool -c $c" "$rep" "$log"
+  peer_record slr "$set" "$tool -c $c" "$rep" "$log"
 }
 
 slr_sgd() {  # set rep
   local set=$1 rep=$2 dir=$out/slr-$1 alpha log
-  alpha=$(slr_setting "$set" alpha 1e-4)
+  alpha=$(peer_setting "$set" alpha 1e-4)
   log=$out/$set-sgd-$rep.log
   stamped /usr/bin/time -v /usr/bin/python3 "$root/scripts/lib/sgd_peer.py" "$dir/train.svm" "$dir/test.svm" \
     "$passes" "$alpha" >"$log"
   awk -v set="$set" -v rep="$rep" -v a="$alpha" '$2 == "epoch" { printf "%s,sklearn-sgd alpha %s,%d,%s,%s\n", set, a, rep, $1, $5 }' \
     "$log" >>"$out/slr_points.csv"
-  slr_record "$set" "sklearn-sgd alpha $alpha" "$rep" "$log"
+  peer_record slr "$set" "sklearn-sgd alpha $alpha" "$rep" "$log"
 }
 
 slr_strata() {  # set rep label threads [launcher...]
@@ -116,7 +97,7 @@ slr_strata() {  # set rep label threads [launcher...]
   shift 4
   local default_opts="--lr 2"  # kjv
   case "$set" in generated) default_opts="--l2 100" ;; fashion) default_opts="" ;; esac
-  opts=$(slr_setting "$set" strata "$default_opts")
+  opts=$(peer_setting "$set" strata "$default_opts")
   log=$out/$set-$label-$rep.log
   # shellcheck disable=SC2086  # opts is a list of options
   stamped /usr/bin/time -v "$@" "$strata" train slr --data "$dir/train.svm" --test "$dir/test.svm" --epochs "$passes" \
@@ -127,7 +108,7 @@ slr_strata() {  # set rep label threads [launcher...]
     <(grep -v '^#' "$out/$set-$label-$rep.csv" | tail -n +2 | cut -d, -f"$col") |
     awk -v set="$set" -v l="$label $opts" -v rep="$rep" '{ printf "%s,%s,%d,%s,%s\n", set, l, rep, $1, $2 }' \
       >>"$out/slr_points.csv"
-  slr_record "$set" "$label $opts" "$rep" "$log"
+  peer_record slr "$set" "$label $opts" "$rep" "$log"
 }
 
 # Medians over the rounds per tool: whole command, memory, the first and the lowest

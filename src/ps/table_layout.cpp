@@ -23,7 +23,8 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   // One rank whose values can be the cache itself (see direct_ below) caches every
   // unit: the cache costs nothing, every read is a load with no bit test, and the
   // loop needs no full reconnaissance to learn its read set (build_plan.cpp).
-  if (consistency_.prefetch && holds_everything_for_free()) {
+  const bool free_cache = holds_everything_for_free();
+  if (consistency_.prefetch && free_cache) {
     std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
     if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
   }
@@ -65,8 +66,7 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   // Hybrid and read-my-writes fold adds into the cache as they are written: into
   // the values themselves when they are the cache (ElementOps::fold_only), unless the
   // run is logged (a log must see each read's value, and a fold is no delta to log).
-  direct_ = whole_ && R == 1 && !managed_ && !(consistency_.folds() && logging_) &&
-            owner_values_are_laid_out_like_the_array();
+  direct_ = whole_ && free_cache;
   if (direct_) Bytes().swap(block_);
   else block_.assign(static_cast<std::size_t>(whole_ ? units_ : slot) * row_bytes(), std::byte{0});
   const auto asked = rt_.comm().alltoallv(lists);
@@ -95,9 +95,9 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
                             whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
 }
 
-// Whether this rank's cache can be its values themselves holding every unit: one
-// rank, no managed communication, no logged folds, values laid out like the array
-// (the conditions of direct_ in lay_out, the read set aside).
+// Whether this rank's cache can be its values themselves (direct_, when the read set
+// is cached whole), and so hold every unit for free: one rank, no managed
+// communication, no logged folds, values laid out like the array.
 bool Table::holds_everything_for_free() const {
   return rt_.size() == 1 && !managed_ && !(consistency_.folds() && logging_) &&
          owner_values_are_laid_out_like_the_array();
