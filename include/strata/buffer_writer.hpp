@@ -14,7 +14,8 @@
 // all of it. A writer takes the set's pointers once (detail/delta_set.hpp, Slots), so
 // an add is a bounds test, two bit sets and the sum. `add_row(row, deltas)` adds a
 // whole row of a matrix in one call: its bits a word at a time, the sums vectorised.
-// It is the companion of ArrayReader (strata/array_reader.hpp); docs/buffers.md has
+// `add_scaled_row(row, alpha, x)` adds alpha * x to a float row, the deltas never
+// written out. It is the companion of ArrayReader (strata/array_reader.hpp); docs/buffers.md has
 // the figures.
 //
 // Under Hybrid (and read-my-writes) the writer also folds each add into the rank's
@@ -34,10 +35,12 @@
 #include <source_location>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "strata/index.hpp"
 #include "strata/detail/cache_view.hpp"
 #include "strata/detail/delta_set.hpp"
+#include "strata/kernels.hpp"
 
 namespace strata {
 
@@ -104,6 +107,37 @@ class BufferWriter {
     add_row(Index<1>{row}, delta, where);
   }
 
+  /// Adds alpha * x[j] to element j of row `row` of a float matrix: add_row with the
+  /// deltas alpha * x (the same bits: each product is rounded, then added), without
+  /// writing them out first. An embedding's step of a row by another row (word2vec's
+  /// output rows) is one.
+  [[gnu::always_inline]] void add_scaled_row(const Index<rank - 1>& row, float alpha, std::span<const float> x,
+                                             std::source_location where = std::source_location::current()) const
+    requires(rank >= 2 && std::is_same_v<value_type, float>)
+  {
+    if (fast_ && x.size() == row_length_) {
+      Index<rank> i{};
+      for (std::size_t d = 0; d + 1 < rank; ++d) i[d] = row[d];
+      const std::int64_t k = key_of(i, rank - 1);
+      if (k >= 0) [[likely]] {
+        if (keep_) {
+          ps::DeltaSet<float>::mark_row(slots_, k, row_length_);
+          kernels::axpy(alpha, x.data(), slots_.values + k, row_length_);
+        }
+        if (fold_)
+          if (float* unit = fold_unit(k)) kernels::axpy(alpha, x.data(), unit, row_length_);
+        return;
+      }
+    }
+    slow_scaled_row(buffer_, row, alpha, x, where);
+  }
+  [[gnu::always_inline]] void add_scaled_row(std::int64_t row, float alpha, std::span<const float> x,
+                                             std::source_location where = std::source_location::current()) const
+    requires(rank == 2 && std::is_same_v<value_type, float>)
+  {
+    add_scaled_row(Index<1>{row}, alpha, x, where);
+  }
+
  private:
   // The row-major key of `i`, checking its first `checked` subscripts (the others are
   // 0), or -1 when one is out of bounds.
@@ -134,8 +168,7 @@ class BufferWriter {
   }
   // A row: plain adds into the cached row, as Hogwild adds (ps_typed_ops.hpp, fold_row).
   [[gnu::always_inline]] void fold_row(std::int64_t k, const value_type* delta) const {
-    if (value_type* row = fold_unit(k))
-      for (std::size_t j = 0; j < row_length_; ++j) add_into(row[j], delta[j]);
+    if (value_type* row = fold_unit(k)) add_row_into(row, delta, row_length_);
   }
 
   // Out of line and static, like ArrayReader's miss: the inner loop keeps its registers.
@@ -146,6 +179,13 @@ class BufferWriter {
   [[gnu::noinline, gnu::cold]] static void slow_row(B* buffer, Index<rank - 1> row,
                                                      std::span<const value_type> delta, std::source_location where) {
     buffer->add_row(row, delta, where);
+  }
+  [[gnu::noinline, gnu::cold]] static void slow_scaled_row(B* buffer, Index<rank - 1> row, float alpha,
+                                                            std::span<const float> x, std::source_location where) {
+    thread_local std::vector<float> delta;
+    delta.resize(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) delta[j] = alpha * x[j];
+    buffer->add_row(row, std::span<const float>(delta), where);
   }
 
   B* buffer_;

@@ -93,11 +93,9 @@ class DeltaSet {
     s.summary[at / kSummarySpan] |= std::uint64_t{1} << (at / 64 % 64);
     add_into(s.values[at], delta);
   }
-  /// A row's adds through Slots: `len` deltas to the elements [k, k + len) (within
-  /// the volume). The row's bits are set a word at a time, so a row of 50 floats
-  /// costs two or three ORs and a vectorised sum, not 50 adds' bits.
-  [[gnu::always_inline]] static void add_row_to(const Slots& s, std::int64_t k, const T* __restrict delta,
-                                                std::size_t len) {
+  /// Marks the elements [k, k + len) (within the volume) as held: a row's bits a word
+  /// at a time, so a row of 50 floats costs two or three ORs, not 50 adds' bits.
+  [[gnu::always_inline]] static void mark_row(const Slots& s, std::int64_t k, std::size_t len) {
     if (len == 0) return;
     const auto at = static_cast<std::size_t>(k);
     const std::size_t first = at / 64, last = (at + len - 1) / 64;
@@ -108,8 +106,13 @@ class DeltaSet {
       s.marks[w] |= bits;
       s.summary[w / 64] |= std::uint64_t{1} << (w % 64);
     }
-    T* __restrict values = s.values + at;
-    for (std::size_t j = 0; j < len; ++j) add_into(values[j], delta[j]);
+  }
+  /// A row's adds through Slots: `len` deltas to the elements [k, k + len) (within
+  /// the volume): mark_row, then a vectorised sum (add_row_into).
+  [[gnu::always_inline]] static void add_row_to(const Slots& s, std::int64_t k, const T* __restrict delta,
+                                                std::size_t len) {
+    mark_row(s, k, len);
+    add_row_into(s.values + k, delta, len);
   }
 
   [[gnu::always_inline]] void add(std::int64_t k, const T& delta) {
