@@ -6,11 +6,12 @@
 #
 #   [LIBMF_DIR=../shared/peers/libmf] scripts/bench_peers.sh [OUT_DIR]
 #
-# APPS (default "mf slr mlr"; mf needs LIBMF_DIR and is left out without it) picks the
-# parts: mf against LIBMF (scripts/lib/peers_mf.sh), slr against liblinear and
-# scikit-learn's SGD (scripts/lib/peers_slr.sh), mlr against liblinear and
+# APPS (default "mf slr mlr word2vec"; mf needs LIBMF_DIR and is left out without it)
+# picks the parts: mf against LIBMF (scripts/lib/peers_mf.sh), slr against liblinear
+# and scikit-learn's SGD (scripts/lib/peers_slr.sh), mlr against liblinear and
 # scikit-learn's SGD and softmax regression (scripts/lib/peers_mlr.sh; Debian's
-# liblinear-tools and python3-sklearn, installed when missing). Each part says its settings and files.
+# liblinear-tools and python3-sklearn, installed when missing), word2vec against
+# fastText (scripts/lib/peers_word2vec.sh; Debian's fasttext). Each part says its settings and files.
 # Common settings: BUILD (Strata's build dir, default build), REPS (rounds of the
 # alternation, default 3).
 set -euo pipefail
@@ -20,13 +21,14 @@ source "$here/lib/common.sh"
 source "$here/lib/peers_mf.sh"
 source "$here/lib/peers_slr.sh"
 source "$here/lib/peers_mlr.sh"
+source "$here/lib/peers_word2vec.sh"
 strata_mpi_env
 out=$(mkdir -p "${1:-bench-peers}" && cd "${1:-bench-peers}" && pwd)
 build=$(cd "${BUILD:-$root/build}" && pwd)
 reps=${REPS:-3}
 strata=$build/tools/strata/strata
-apps=${APPS:-mf slr mlr}
-[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps="slr mlr"
+apps=${APPS:-mf slr mlr word2vec}
+[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps="slr mlr word2vec"
 
 # Runs a command, stamping each output line with the seconds since it started.
 stamped() {
@@ -75,6 +77,7 @@ for app in $apps; do
     mf) bench_mf ;;
     slr) bench_slr ;;
     mlr) bench_mlr ;;
-    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr, mlr)" >&2; exit 2 ;;
+    word2vec) bench_word2vec ;;
+    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr, mlr, word2vec)" >&2; exit 2 ;;
   esac
 done

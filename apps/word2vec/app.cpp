@@ -58,6 +58,7 @@ word2vec::Options make_options(const RunConfig& c) {
   o.window = static_cast<int>(c.options.integer("window", 1, 1000));
   o.negatives = static_cast<int>(c.options.integer("negatives", 0, 1000));
   o.subsample = c.options.real("subsample", 0, 1);
+  o.noise_power = c.options.real("noise-power", 0, 1);
   o.lr = static_cast<float>(c.options.real("lr", 1e-9, 10));
   o.epochs = c.epochs;
   o.seed = c.seed;
@@ -89,8 +90,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const word2vec::Options o = make_options(c);
   const word2vec::Corpus corpus = make_corpus(c, o);
   const std::int64_t clock = word2vec::StrataWord2vec::clock_for(corpus, o, rt.size(), rt.threads());
-  info(fmt::format("{}; {} held-out sentences; {} steps, dim {}, window {}, {} negatives, subsample {}, lr {}{}",
-                   corpus.source, corpus.test.list.size(), c.options.text("update"), o.dim, o.window, o.negatives, o.subsample, o.lr,
+  info(fmt::format("{}; {} held-out sentences; {} steps, dim {}, window {}, {} negatives (unigram^{}), subsample {}, lr {}{}",
+                   corpus.source, corpus.test.list.size(), c.options.text("update"), o.dim, o.window, o.negatives, o.noise_power, o.subsample, o.lr,
                    c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
                                                clock ? fmt::format("a clock every {} sentences a worker", clock)
                                                      : std::string("one clock a pass"))));

@@ -22,7 +22,9 @@ AppInfo word2vec_info() {
                                         "window, as pWord2Vec) | pair (negatives per word pair, as fastText)")
       .declare("dim", "100", "a word vector's length")
       .declare("window", "5", "largest distance of a context word (each word's window drawn in [1, window])")
-      .declare("negatives", "5", "noise words per context word, drawn from unigram^0.75")
+      .declare("negatives", "5", "noise words per context word (per window with --update window)")
+      .declare("noise-power", "0.75", "noise words are drawn with probability count^power (word2vec: 0.75, "
+                                      "fastText: 0.5)")
       .declare("subsample", "1e-4", "sub-sampling threshold t: a word of frequency f is kept with chance "
                                     "sqrt(t/f) + t/f (0: keep all)")
       .declare("lr", "0.05", "first step size, decaying linearly to 0 over the run")

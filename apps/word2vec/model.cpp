@@ -2,11 +2,11 @@
 
 namespace strata::apps::word2vec {
 
-Noise::Noise(const std::vector<std::int64_t>& counts) : prob_(counts.size(), 1.0), alias_(counts.size()) {
+Noise::Noise(const std::vector<std::int64_t>& counts, double power) : prob_(counts.size(), 1.0), alias_(counts.size()) {
   const std::size_t n = counts.size();
   std::vector<double> scaled(n);
   double total = 0;
-  for (std::size_t w = 0; w < n; ++w) total += scaled[w] = std::pow(static_cast<double>(counts[w]), 0.75);
+  for (std::size_t w = 0; w < n; ++w) total += scaled[w] = std::pow(static_cast<double>(counts[w]), power);
   std::vector<std::int32_t> small, large;
   for (std::size_t w = 0; w < n; ++w) {
     scaled[w] *= static_cast<double>(n) / total;

@@ -6,7 +6,8 @@
 // tokens. Two ways to step (Options::update):
 // * window (the default, as Ji et al.'s pWord2Vec, Intel 2016): the words of a kept
 //   word's window are scored against the output rows of the word (label 1) and of
-//   `negatives` noise words drawn once for the window (label 0), all from the rows as
+//   `negatives` noise words drawn once for the window (label 0; unigram^0.75 by
+//   default), all from the rows as
 //   the window found them; then each input row and each output row takes the sum of
 //   its steps at once. A window writes (window words + negatives + 1) rows.
 // * pair (as fastText's `skipgram`): for each word c of the window, the kept word's
@@ -45,6 +46,7 @@ struct Options {
   int window = 5;            ///< largest distance of a context word (a word's window is drawn in [1, window])
   int negatives = 5;         ///< noise words per context word
   double subsample = 1e-4;   ///< sub-sampling threshold t (0: keep every word)
+  double noise_power = 0.75; ///< noise words drawn with probability count^noise_power (word2vec's 0.75, fastText's 0.5)
   float lr = 0.05f;          ///< the first step size, decaying linearly to 0
   int epochs = 5;            ///< passes of the run: the decay's length
   std::uint64_t seed = 42;   ///< initial rows and every draw
@@ -94,11 +96,11 @@ class Sigmoid {
   std::array<float, kSize + 1> sigmoid_{}, log_{};
 };
 
-/// The noise distribution, counts^0.75, as an alias table (Vose): a draw is one
+/// The noise distribution, counts^power, as an alias table (Vose): a draw is one
 /// 64-bit number, a table entry and a comparison.
 class Noise {
  public:
-  explicit Noise(const std::vector<std::int64_t>& counts);
+  Noise(const std::vector<std::int64_t>& counts, double power);
   std::int32_t draw(std::uint64_t bits) const {
     const auto i = static_cast<std::size_t>(((bits >> 32) * prob_.size()) >> 32);
     return static_cast<double>(bits & 0xFFFFFFFFu) * 0x1.0p-32 < prob_[i] ? static_cast<std::int32_t>(i) : alias_[i];

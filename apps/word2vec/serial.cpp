@@ -7,7 +7,7 @@
 namespace strata::apps::word2vec {
 
 SerialWord2vec::SerialWord2vec(const Corpus& corpus, const Options& options)
-    : c_(corpus), o_(options), dim_(static_cast<std::size_t>(options.dim)), noise_(corpus.counts),
+    : c_(corpus), o_(options), dim_(static_cast<std::size_t>(options.dim)), noise_(corpus.counts, options.noise_power),
       chance_(keep_chances(corpus.counts, options.subsample)), in_(corpus.words.size() * dim_),
       out_(corpus.words.size() * dim_, 0.0f) {
   for (std::size_t w = 0; w < corpus.words.size(); ++w)

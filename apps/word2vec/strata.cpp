@@ -26,7 +26,7 @@ struct StrataWord2vec::Access {
 };
 
 StrataWord2vec::StrataWord2vec(Runtime& rt, const Corpus& corpus, const Options& options, const LoopOptions& loop)
-    : rt_(rt), c_(corpus), o_(options), loop_(loop), dim_(static_cast<std::size_t>(options.dim)), noise_(corpus.counts),
+    : rt_(rt), c_(corpus), o_(options), loop_(loop), dim_(static_cast<std::size_t>(options.dim)), noise_(corpus.counts, options.noise_power),
       chance_(keep_chances(corpus.counts, options.subsample)), S_(array_of(rt, corpus.train.list)),
       T_(array_of(rt, corpus.test.list)),
       in_(DistArray<float, 2>::generate(rt, {static_cast<std::int64_t>(corpus.words.size()), options.dim},

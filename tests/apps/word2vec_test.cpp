@@ -99,7 +99,7 @@ TEST(Word2vecApp, RecoversThePlantedRing) {
 // An alias table draws each word with probability count^0.75 / sum(count^0.75).
 TEST(Word2vecModel, NoiseDrawsUnigramToTheThreeQuarters) {
   const std::vector<std::int64_t> counts = {1000, 100, 10, 1, 500, 0 + 1};
-  const Noise noise(counts);
+  const Noise noise(counts, 0.75);
   std::vector<double> want(counts.size());
   double total = 0;
   for (std::size_t w = 0; w < counts.size(); ++w) total += want[w] = std::pow(static_cast<double>(counts[w]), 0.75);
