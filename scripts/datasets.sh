@@ -4,7 +4,7 @@
 # data/real/ (ignored by git) and is rebuilt from the packages on demand.
 usage() {
   cat <<'EOF'
-usage: scripts/datasets.sh [--force] [movielens|kjv|austen|fashion ...]
+usage: scripts/datasets.sh [--force] [movielens|kjv|austen|fashion|wordnet ...]
 
 Installs the Debian packages that ship the data (only those missing) and converts
 them under data/real/ (DATA_DIR=... to change), for the three apps:
@@ -29,13 +29,17 @@ them under data/real/ (DATA_DIR=... to change), for the three apps:
                fashion/train.svm         LIBSVM, one image per line, label 0..9,
                fashion/test.svm          features 1..784 the pixels scaled to [0, 1]
                                          (zero pixels left out)                  (mlr)
+  wordnet    wordnet-base (WordNet 3.0's pointers between synsets):
+               wordnet/triples.txt       "head relation tail", a synset named
+                                         lemma.type.offset; 26 relations      (transe)
 
-With no name, all four. A set already converted is kept (the script is idempotent);
+With no name, all five. A set already converted is kept (the script is idempotent);
 --force converts it again. Then, for example:
   strata train mf  --data data/real/movielens/ratings.txt --epochs 10 --threads 2
   strata train lda --data data/real/kjv/chapters.txt --epochs 10 --threads 2
   strata train slr --data data/real/kjv/ot-nt.svm --epochs 5 --threads 2
   strata train word2vec --data data/real/kjv/sentences.txt --epochs 5 --threads 2
+  strata train transe --data data/real/wordnet/triples.txt --epochs 20 --threads 2
   strata train mlr --data data/real/fashion/train.svm --test data/real/fashion/test.svm --threads 2
 EOF
 }
@@ -49,11 +53,11 @@ for arg in "$@"; do
   case "$arg" in
     -h|--help) usage; exit 0 ;;
     --force) force=1 ;;
-    movielens|kjv|austen|fashion) sets+=("$arg") ;;
+    movielens|kjv|austen|fashion|wordnet) sets+=("$arg") ;;
     *) echo "datasets.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#sets[@]} -eq 0 ] && sets=(movielens kjv austen fashion)
+[ ${#sets[@]} -eq 0 ] && sets=(movielens kjv austen fashion wordnet)
 
 DATA_DIR=${DATA_DIR:-data/real}
 PY=/usr/bin/python3  # Debian's, standard library only (not whatever python3 is first on PATH)
@@ -68,6 +72,7 @@ for s in "${sets[@]}"; do
     kjv) STRATA_PACKAGES+=(bible-kjv) ;;
     austen) STRATA_PACKAGES+=(r-base-core r-cran-janeaustenr) ;;
     fashion) STRATA_PACKAGES+=(dataset-fashion-mnist) ;;
+    wordnet) STRATA_PACKAGES+=(wordnet-base) ;;
   esac
 done
 strata_ensure_packages || die "could not install ${STRATA_PACKAGES[*]} (apt-get failed; see above)"
@@ -205,7 +210,41 @@ def fashion(images, labels, out_path):
             out.write(str(classes[i]) + "".join(f" {j + 1}:{value[v]}" for j, v in enumerate(img) if v) + "\n")
     print(f"  {out_path.rsplit('/', 1)[-1]}: {n} images of {rows}x{cols}, {len(set(classes))} classes")
 
-{"kjv": kjv, "austen": austen, "fashion": fashion}[sys.argv[1]](*sys.argv[2:])
+# WordNet's pointers between synsets as triples, the knowledge graph WN18 was cut
+# from: "head relation tail", a synset named lemma.type.offset (its first lemma).
+RELATIONS = {"@": "hypernym", "@i": "instance_hypernym", "~": "hyponym", "~i": "instance_hyponym",
+             "#m": "member_holonym", "#s": "substance_holonym", "#p": "part_holonym",
+             "%m": "member_meronym", "%s": "substance_meronym", "%p": "part_meronym",
+             "=": "attribute", "+": "derivationally_related", "!": "antonym", "&": "similar_to",
+             "<": "participle", "\\": "pertainym", "*": "entailment", ">": "cause", "^": "also_see",
+             "$": "verb_group", ";c": "domain_topic", "-c": "member_of_domain_topic", ";r": "domain_region",
+             "-r": "member_of_domain_region", ";u": "domain_usage", "-u": "member_of_domain_usage"}
+
+def wordnet(src, out_path):
+    file_of = {"n": "n", "v": "v", "a": "a", "s": "a", "r": "r"}  # satellites live in data.adj
+    names, triples = {}, set()
+    for part in ("noun", "verb", "adj", "adv"):
+        for n, line in enumerate(open(f"{src}/data.{part}", encoding="latin-1"), 1):
+            if line.startswith("  "):  # the licence
+                continue
+            f = line.split(" | ")[0].split()
+            offset, ss_type, w_cnt = f[0], f[2], int(f[3], 16)
+            me = file_of[ss_type] + offset
+            names[me] = f"{f[4].lower()}.{ss_type}.{offset}"
+            k = 4 + 2 * w_cnt
+            for p in range(int(f[k])):
+                sym, target, tpos = f[k + 1 + 4 * p], f[k + 2 + 4 * p], f[k + 3 + 4 * p]
+                if sym not in RELATIONS:
+                    sys.exit(f"{src}/data.{part}:{n}: unknown pointer symbol {sym!r}")
+                triples.add((me, RELATIONS[sym], file_of[tpos] + target))
+    order = sorted(triples)
+    random.Random(1).shuffle(order)  # lines in no particular order: a held-out share is a random one
+    with open(out_path, "w") as out:
+        for h, r, t in order:
+            out.write(f"{names[h]} {r} {names[t]}\n")
+    print(f"  {len(order)} triples over {len(names)} synsets, {len({r for _, r, _ in order})} relations")
+
+{"kjv": kjv, "austen": austen, "fashion": fashion, "wordnet": wordnet}[sys.argv[1]](*sys.argv[2:])
 PY
 }
 
@@ -277,10 +316,15 @@ convert_fashion() {
   convert fashion "$idx/t10k-images-idx3-ubyte.gz" "$idx/t10k-labels-idx1-ubyte.gz" "$out/test.svm" || return 1
 }
 
+convert_wordnet() {
+  convert wordnet /usr/share/wordnet "$1/triples.txt" || return 1
+}
+
 declare -A versions=([movielens]="$(version r-cran-dslabs 2>/dev/null || true)"
                      [kjv]="$(version bible-kjv-text 2>/dev/null || true)"
                      [austen]="$(version r-cran-janeaustenr 2>/dev/null || true)"
-                     [fashion]="$(version dataset-fashion-mnist 2>/dev/null || true)")
+                     [fashion]="$(version dataset-fashion-mnist 2>/dev/null || true)"
+                     [wordnet]="$(version wordnet-base 2>/dev/null || true)")
 mkdir -p "$DATA_DIR"
 for s in "${sets[@]}"; do
   case "$s" in
@@ -288,6 +332,7 @@ for s in "${sets[@]}"; do
     kjv) build kjv chapters.txt sentences.txt ot-nt.svm ot-nt.vocab ;;
     austen) build austen passages.txt pp-ss.svm pp-ss.vocab ;;
     fashion) build fashion train.svm test.svm ;;
+    wordnet) build wordnet triples.txt ;;
   esac
 done
 

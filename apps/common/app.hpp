@@ -87,6 +87,7 @@ AppInfo slr_info();
 AppInfo mlr_info();
 AppInfo lda_info();
 AppInfo word2vec_info();
+AppInfo transe_info();
 
 /// Every app's info, in the order `strata --help` lists them (common/catalogue.cpp).
 const std::vector<AppInfo>& app_catalogue();

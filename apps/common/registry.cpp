@@ -11,6 +11,7 @@ App slr_app();
 App mlr_app();
 App lda_app();
 App word2vec_app();
+App transe_app();
 
 namespace {
 
@@ -33,7 +34,8 @@ App one_process_serial(App app) {
 const std::vector<App>& all_apps() {
   static const std::vector<App> apps = [] {
     std::vector<App> a = {one_process_serial(mf_app()), one_process_serial(slr_app()), one_process_serial(mlr_app()),
-                          one_process_serial(lda_app()), one_process_serial(word2vec_app())};
+                          one_process_serial(lda_app()), one_process_serial(word2vec_app()),
+                          one_process_serial(transe_app())};
     const auto& catalogue = app_catalogue();
     STRATA_CHECK(a.size() == catalogue.size(), "the apps and the app catalogue differ");
     for (std::size_t k = 0; k < a.size(); ++k)
