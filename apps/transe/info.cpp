@@ -18,8 +18,8 @@ AppInfo transe_info() {
       .declare("triples", "200000", "triples");
   a.options.declare("dim", "50", "a row's length")
       .declare("margin", "1", "the margin between a triple's distance and its corruption's")
-      .declare("lr", "0.01", "step size")
-      .declare("norm", "1", "the distance |h + r - t|: 1 (L1) or 2 (L2)")
+      .declare("lr", "0.1", "step size")
+      .declare("norm", "2", "the distance |h + r - t|: 1 (L1) or 2 (L2)")
       .declare("batch", "100", "triples whose relation steps are summed and taken at once");
   declare_relaxed_options(a.options, "batches", "about 10 a pass");
   a.options.declare("holdout", "0.1", "fraction of the triples held out")

@@ -77,13 +77,26 @@ void for_each_triple(const std::string& path, std::string_view text, F&& f) {
   }
 }
 
-void remember(Graph& g) {
-  g.known.clear();
-  for (const auto* set : {&g.train, &g.test})
-    for (const Triple& t : *set) g.known.insert(Graph::key(t.head, t.relation, t.tail));
+}  // namespace
+
+void Graph::remember() {
+  known_tails.clear(), known_heads.clear();
+  for (const auto* set : {&train, &test})
+    for (const Triple& t : *set) {
+      known_tails[key(t.head, t.relation)].push_back(t.tail);
+      known_heads[key(t.tail, t.relation)].push_back(t.head);
+    }
+  for (auto* m : {&known_tails, &known_heads})
+    for (auto& [k, v] : *m) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
 }
 
-}  // namespace
+bool Graph::knows(std::int32_t h, std::int32_t r, std::int32_t t) const {
+  const auto it = known_tails.find(key(h, r));
+  return it != known_tails.end() && std::binary_search(it->second.begin(), it->second.end(), t);
+}
 
 Ranks& Ranks::operator+=(const Ranks& o) {
   rank_sum += o.rank_sum, reciprocal_sum += o.reciprocal_sum, hits10 += o.hits10;
@@ -125,7 +138,7 @@ Graph generate(const SyntheticSpec& s, double holdout, std::uint64_t seed) {
     const auto t = c + s.clusters * static_cast<std::int32_t>(rs.below(static_cast<std::uint64_t>(per_cluster)));
     (held.uniform(static_cast<std::uint64_t>(i)) < holdout ? g.test : g.train).push_back({h, r, t});
   }
-  remember(g);
+  g.remember();
   g.source = fmt::format("generated: {} entities in {} clusters on a grid, {} relations (steps on it); {} training triples",
                          s.entities, s.clusters, s.relations, g.train.size());
   return g;
@@ -160,7 +173,7 @@ Graph graph_from_text(const std::string& path, std::string_view text, double hol
   }
   g.entities = static_cast<std::int32_t>(g.entity_names.size());
   g.relations = static_cast<std::int32_t>(g.relation_names.size());
-  remember(g);
+  g.remember();
   g.source = fmt::format("{}: {} entities, {} relations, {} training triples{}", path, g.entities, g.relations,
                          g.train.size(),
                          dropped ? fmt::format(" ({} held-out triples name what no training triple does: left out)",
@@ -188,7 +201,7 @@ void attach_test(Graph& g, const std::string& path) {
     if (h != entity.end() && r != relation.end() && t != entity.end()) g.test.push_back({h->second, r->second, t->second});
   });
   file.check_unchanged();
-  remember(g);
+  g.remember();
 }
 
 void trim_test(Graph& g, std::int64_t n) {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace strata::apps::transe {
@@ -22,15 +22,20 @@ struct Graph {
   std::vector<Triple> train, test;
   std::vector<std::string> entity_names, relation_names;  ///< by id
   std::string source;                                      ///< one line: where the graph came from
-  /// Every known triple (training and held out), packed by key(): filtered ranking
-  /// leaves them out of a held-out triple's competitors.
-  std::unordered_set<std::uint64_t> known;
-  /// Entities fit 26 bits and relations 12 (the loaders refuse more), so a triple packs
-  /// into 64.
+  /// Every known triple (training and held out), as the tails each (head, relation)
+  /// has and the heads each (relation, tail) has: a held-out triple's filtered rank
+  /// leaves these competitors out, and it looks at them alone, not at every closer
+  /// entity.
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> known_tails, known_heads;
+  /// Entities fit 26 bits and relations 12 (the loaders refuse more).
   static constexpr std::int64_t kMaxEntities = std::int64_t{1} << 26, kMaxRelations = 1 << 12;
-  static std::uint64_t key(std::int32_t h, std::int32_t r, std::int32_t t) {
-    return static_cast<std::uint64_t>(h) << 38 | static_cast<std::uint64_t>(r) << 26 | static_cast<std::uint64_t>(t);
+  static std::uint64_t key(std::int32_t entity, std::int32_t relation) {
+    return static_cast<std::uint64_t>(entity) << 12 | static_cast<std::uint64_t>(relation);
   }
+  /// Whether (h, r, t) is a known triple.
+  bool knows(std::int32_t h, std::int32_t r, std::int32_t t) const;
+  /// Rebuilds known_tails and known_heads from the training and held-out triples.
+  void remember();
 };
 
 /// What --synthetic takes: entities in `clusters` clusters on a square grid; relation

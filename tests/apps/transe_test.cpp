@@ -82,8 +82,7 @@ TEST(TranseModel, RanksCountCloserEntities) {
   g.relations = 1;
   g.train = {{0, 0, 1}, {0, 0, 2}};
   g.test = {{0, 0, 3}};
-  for (const auto* set : {&g.train, &g.test})
-    for (const Triple& t : *set) g.known.insert(Graph::key(t.head, t.relation, t.tail));
+  g.remember();
   Options o;
   o.dim = 1;
   o.norm = 1;
@@ -139,7 +138,7 @@ TEST(TranseLoader, ReadsTriplesAndHoldsOutKnownEntitiesOnly) {
     EXPECT_LT(t.head, g.entities);
     EXPECT_LT(t.tail, g.entities);
   }
-  for (const Triple& t : g.test) EXPECT_TRUE(g.known.contains(Graph::key(t.head, t.relation, t.tail)));
+  for (const Triple& t : g.test) EXPECT_TRUE(g.knows(t.head, t.relation, t.tail));
   try {
     graph_from_text("bad.txt", "a r b\na r\n", 0.0, 1);
     FAIL() << "a line of two fields was accepted";
@@ -161,7 +160,8 @@ TEST(TranseLoader, TestFileKeepsKnownNames) {
   attach_test(g, path);
   ASSERT_EQ(g.test.size(), 2u);  // z is no entity, q no relation
   EXPECT_EQ(g.entity_names[static_cast<std::size_t>(g.test[1].head)], "b");
-  EXPECT_TRUE(g.known.contains(Graph::key(g.test[1].head, g.test[1].relation, g.test[1].tail)));
+  EXPECT_TRUE(g.knows(g.test[1].head, g.test[1].relation, g.test[1].tail));
+  EXPECT_FALSE(g.knows(g.test[1].tail, g.test[1].relation, g.test[1].head + 5));
 }
 
 }  // namespace
