@@ -53,17 +53,24 @@ class RowPacker final : public DeltaSink {
   RowPacker& operator=(const RowPacker&) = delete;
   void take(const DeltaRun& run) override {
     const std::size_t elem = ops_.element_size;
-    for (std::size_t j = 0; j < run.n; ++j) {
+    for (std::size_t j = 0; j < run.n;) {
       const std::int64_t k = run.keys[j];
       if (!buf_ || k != next_ || k % g_.row_len == 0) {
         close();
         open(k);
       }
+      // The stretch of keys k, k + 1, ... that stays in k's row: one copy for all of
+      // them (a 100-float row was a hundred resizes and copies of 4 bytes).
+      std::size_t m = 1;
+      while (j + m < run.n && run.keys[j + m] == k + static_cast<std::int64_t>(m) &&
+             (k + static_cast<std::int64_t>(m)) % g_.row_len != 0)
+        ++m;
       const std::size_t at = buf_->size();
-      buf_->resize(at + elem);
-      std::memcpy(buf_->data() + at, run.deltas + j * elem, elem);
-      ++count_;
-      next_ = k + 1;
+      buf_->resize(at + m * elem);
+      std::memcpy(buf_->data() + at, run.deltas + j * elem, m * elem);
+      count_ += static_cast<std::int64_t>(m);
+      next_ = k + static_cast<std::int64_t>(m);
+      j += m;
     }
   }
   void close() {
