@@ -62,6 +62,14 @@ inline std::string describe_plan(const LoopReport& report, const std::vector<std
                      report.recon_seconds + report.plan_seconds, report.recon_seconds);
 }
 
+/// A vector as a 1-D DistArray: the iterations of an app's loop (batches, sentences,
+/// samples), element i from values[i].
+template <class T>
+DistArray<T, 1> array_of(Runtime& rt, const std::vector<T>& values) {
+  return DistArray<T, 1>::generate(rt, {static_cast<std::int64_t>(values.size())},
+                                   [&](const Index<1>& i) { return values[static_cast<std::size_t>(i[0])]; });
+}
+
 /// A serial program's row-major vector as a DistArray of `shape` (one rank).
 template <class T, std::size_t N>
 DistArray<T, N> array_from(Runtime& rt, const std::vector<T>& values, const Shape<N>& shape) {

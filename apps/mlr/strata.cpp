@@ -7,16 +7,6 @@
 
 namespace strata::apps::mlr {
 
-namespace {
-
-template <class T>
-DistArray<T, 1> array_of(Runtime& rt, const std::vector<T>& values) {
-  return DistArray<T, 1>::generate(rt, {static_cast<std::int64_t>(values.size())},
-                                   [&](const Index<1>& i) { return values[static_cast<std::size_t>(i[0])]; });
-}
-
-}  // namespace
-
 // One body call's readers and writers (each taken once per call: the cache lookups
 // leave the inner loops), and serial.cpp's row() and step() over them.
 struct StrataMlr::Access {

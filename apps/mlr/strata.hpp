@@ -7,6 +7,7 @@
 #include <source_location>
 
 #include "common/run_or_explain.hpp"
+#include "common/train_loop.hpp"
 #include "mlr/model.hpp"
 #include "mlr/problem.hpp"
 #include "mlr/row_sums.hpp"

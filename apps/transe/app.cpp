@@ -8,6 +8,7 @@
 #include "common/memory_needs.hpp"
 #include "common/relaxed_options.hpp"
 #include "common/train_loop.hpp"
+#include "common/vector_file.hpp"
 #include "transe/serial.hpp"
 #include "transe/strata.hpp"
 
@@ -62,25 +63,13 @@ std::vector<Metric> metrics(const transe::Fit& train, const transe::Ranks& r) {
           {"raw_hits10", r.raw_hits_at_10()}};
 }
 
-// Writes rows in word2vec's text format ("rows dim", then "name v1 v2 ..." a line).
-void write_rows(const std::string& path, const std::vector<std::string>& names, const std::vector<float>& rows, int dim) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  if (!f) throw IoError(fmt::format("{}: cannot be written", path));
-  fmt::print(f.get(), "{} {}\n", names.size(), dim);
-  for (std::size_t k = 0; k < names.size(); ++k)
-    fmt::print(f.get(), "{} {}\n", names[k],
-               fmt::join(rows.begin() + static_cast<std::ptrdiff_t>(k * static_cast<std::size_t>(dim)),
-                         rows.begin() + static_cast<std::ptrdiff_t>((k + 1) * static_cast<std::size_t>(dim)), " "));
-  if (std::fflush(f.get()) != 0) throw IoError(fmt::format("{}: write failed", path));
-}
-
 // DIR/entities.txt and DIR/relations.txt.
 void save(Runtime& rt, const std::string& dir, const transe::Graph& g, const std::vector<float>& e,
           const std::vector<float>& r, int dim) {
   if (rt.rank() != 0) return;
   std::filesystem::create_directories(dir);
-  write_rows((std::filesystem::path(dir) / "entities.txt").string(), g.entity_names, e, dim);
-  write_rows((std::filesystem::path(dir) / "relations.txt").string(), g.relation_names, r, dim);
+  write_vectors((std::filesystem::path(dir) / "entities.txt").string(), g.entity_names, e, dim);
+  write_vectors((std::filesystem::path(dir) / "relations.txt").string(), g.relation_names, r, dim);
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {

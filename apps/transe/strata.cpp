@@ -7,22 +7,6 @@
 
 namespace strata::apps::transe {
 
-namespace {
-
-template <class T>
-DistArray<T, 1> array_of(Runtime& rt, const std::vector<T>& values) {
-  return DistArray<T, 1>::generate(rt, {static_cast<std::int64_t>(values.size())},
-                                   [&](const Index<1>& i) { return values[static_cast<std::size_t>(i[0])]; });
-}
-
-DistArray<float, 2> rows_of(Runtime& rt, const std::vector<float>& values, std::int64_t rows, int dim) {
-  return DistArray<float, 2>::generate(rt, {rows, dim}, [&](const Index<2>& i) {
-    return values[static_cast<std::size_t>(i[0] * dim + i[1])];
-  });
-}
-
-}  // namespace
-
 // One body call's readers and writers (each taken once per call).
 struct StrataTranse::Access {
   ArrayReader<float, 2> e, r;
@@ -36,8 +20,8 @@ StrataTranse::StrataTranse(Runtime& rt, const Graph& graph, const Options& optio
     : rt_(rt), g_(graph), o_(options), loop_(loop), dim_(static_cast<std::size_t>(options.dim)),
       B_(array_of(rt, batches(static_cast<std::int64_t>(graph.train.size()), options.batch))),
       T_(array_of(rt, graph.test)),
-      e_(rows_of(rt, initial_rows(options.seed, 0, graph.entities, options.dim), graph.entities, options.dim)),
-      r_(rows_of(rt, initial_rows(options.seed, 1, graph.relations, options.dim), graph.relations, options.dim)),
+      e_(array_from(rt, initial_rows(options.seed, 0, graph.entities, options.dim), Shape<2>{graph.entities, options.dim})),
+      r_(array_from(rt, initial_rows(options.seed, 1, graph.relations, options.dim), Shape<2>{graph.relations, options.dim})),
       pass_loss_(rt), pass_violated_(rt) {
   e_.set_name("entities");
   r_.set_name("relations");

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/run_or_explain.hpp"
+#include "common/train_loop.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 #include "transe/model.hpp"

@@ -9,6 +9,7 @@
 #include "common/memory_needs.hpp"
 #include "common/relaxed_options.hpp"
 #include "common/train_loop.hpp"
+#include "common/vector_file.hpp"
 #include "word2vec/serial.hpp"
 #include "word2vec/strata.hpp"
 
@@ -82,8 +83,8 @@ void save(Runtime& rt, const std::string& dir, const word2vec::Corpus& c, const 
           const std::vector<float>& out, int dim) {
   if (rt.rank() != 0) return;
   std::filesystem::create_directories(dir);
-  word2vec::write_vectors((std::filesystem::path(dir) / "vectors.txt").string(), c, in, dim);
-  word2vec::write_vectors((std::filesystem::path(dir) / "out.txt").string(), c, out, dim);
+  write_vectors((std::filesystem::path(dir) / "vectors.txt").string(), c.words, in, dim);
+  write_vectors((std::filesystem::path(dir) / "out.txt").string(), c.words, out, dim);
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {

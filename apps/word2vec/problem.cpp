@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
-#include <memory>
 #include <numeric>
 #include <unordered_map>
 
@@ -250,20 +248,6 @@ double planted_similarity(const Corpus& c, const std::vector<float>& vectors, in
     closeness.push_back(-static_cast<double>(d));
   }
   return similarity.size() < 2 ? 0 : pearson(ranks(similarity), ranks(closeness));
-}
-
-void write_vectors(const std::string& path, const Corpus& c, const std::vector<float>& vectors, int dim) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  if (!f) throw IoError(fmt::format("{}: cannot be written", path));
-  fmt::print(f.get(), "{} {}\n", c.words.size(), dim);
-  std::string line;
-  for (std::size_t w = 0; w < c.words.size(); ++w) {
-    line = c.words[w];
-    for (int j = 0; j < dim; ++j) fmt::format_to(std::back_inserter(line), " {}", vectors[w * static_cast<std::size_t>(dim) + static_cast<std::size_t>(j)]);
-    line += '\n';
-    if (std::fputs(line.c_str(), f.get()) < 0) throw IoError(fmt::format("{}: write failed", path));
-  }
-  if (std::fflush(f.get()) != 0) throw IoError(fmt::format("{}: write failed", path));
 }
 
 }  // namespace strata::apps::word2vec

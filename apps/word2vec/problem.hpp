@@ -81,8 +81,4 @@ Corpus corpus_from_text(const std::string& path, std::string_view text, double h
 /// as the ring does. Generated corpora only.
 double planted_similarity(const Corpus& c, const std::vector<float>& vectors, int dim);
 
-/// Writes vectors in word2vec's text format: "words dim", then a line per word, its
-/// name and its values. Rank 0 calls it; IoError when the file cannot be written.
-void write_vectors(const std::string& path, const Corpus& c, const std::vector<float>& vectors, int dim);
-
 }  // namespace strata::apps::word2vec

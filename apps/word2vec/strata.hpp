@@ -7,6 +7,7 @@
 #include <source_location>
 
 #include "common/run_or_explain.hpp"
+#include "common/train_loop.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 #include "word2vec/model.hpp"

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/vector_file.hpp"
 #include "strata/error.hpp"
 #include "test_runtime.hpp"
 #include "word2vec/serial.hpp"
@@ -189,12 +190,12 @@ TEST(Word2vecLoader, WritesWord2vecsTextFormat) {
   const Corpus c = corpus_from_text("t.txt", "b a b\n", 0.0, 1, 1);
   const std::string path = dir.file("v.txt");
   if (rt().rank() == 0) {
-    write_vectors(path, c, {0.5f, -1.0f, 0.25f, 3.0f}, 2);
+    write_vectors(path, c.words, {0.5f, -1.0f, 0.25f, 3.0f}, 2);
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
     EXPECT_EQ(text.str(), "2 2\nb 0.5 -1\na 0.25 3\n");
-    EXPECT_THROW(write_vectors("/nonexistent/dir/v.txt", c, {0, 0, 0, 0}, 2), IoError);
+    EXPECT_THROW(write_vectors("/nonexistent/dir/v.txt", c.words, {0, 0, 0, 0}, 2), IoError);
   }
   rt().comm().barrier();
 }
