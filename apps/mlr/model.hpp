@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/auto_clock.hpp"
+#include "common/batches.hpp"
 #include "mlr/problem.hpp"
 #include "strata/kernels.hpp"
 
@@ -39,20 +40,6 @@ struct Options {
   int staleness = 0;     ///< SSP bound (0: BSP; Hybrid needs 0)
   std::int64_t clock_every = -1;  ///< samples of a worker per clock (rounded to batches); -1: mlr::auto_clock's
 };
-
-/// A mini-batch: the training samples [first, first + count).
-struct Batch {
-  std::int64_t first = 0;
-  std::int32_t count = 0;
-};
-
-/// A pass's batches over n training samples, `size` each (the last one the rest).
-inline std::vector<Batch> batches(std::int64_t n, std::int32_t size) {
-  std::vector<Batch> b;
-  for (std::int64_t i = 0; i < n; i += size)
-    b.push_back({i, static_cast<std::int32_t>(std::min<std::int64_t>(size, n - i))});
-  return b;
-}
 
 /// The batch a run gets when none is asked for: 10, or 100 when a sample holds more
 /// than a tenth of the features on average (dense data such as images: every sample

@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "common/batches.hpp"
 #include "strata/random.hpp"
 #include "transe/problem.hpp"
 
@@ -47,18 +48,6 @@ struct Fit {
   std::int64_t triples = 0, violated = 0;
   double mean() const { return triples ? loss / static_cast<double>(triples) : 0; }
 };
-
-/// A mini-batch: the training triples [first, first + count).
-struct Batch {
-  std::int64_t first = 0;
-  std::int32_t count = 0;
-};
-
-inline std::vector<Batch> batches(std::int64_t n, std::int32_t size) {
-  std::vector<Batch> b;
-  for (std::int64_t i = 0; i < n; i += size) b.push_back({i, static_cast<std::int32_t>(std::min<std::int64_t>(size, n - i))});
-  return b;
-}
 
 /// Initial rows (Bordes et al.): uniform in [-6/sqrt(dim), 6/sqrt(dim)), relation rows
 /// then scaled to unit L2 norm. `table` 0 is the entities', 1 the relations'.
