@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,7 +19,9 @@
 namespace strata::apps {
 
 /// Runs `pass()` config.epochs times; after each, calls `measure()` (which returns
-/// the metrics, loss first) and reports. `after_first_pass` runs once, between the
+/// the metrics, loss first; `measure(restored)` when it takes a bool: a restored pass's
+/// loop calls give the checkpointed run's values, but a figure computed outside loops
+/// sees arrays not yet restored) and reports. `after_first_pass` runs once, between the
 /// first pass that ran and its measurement (Strata runs: say which plan was chosen);
 /// passes a resumed run restored from a checkpoint (strata/recovery.hpp) are reported as
 /// restored. `stop`, when given, is called with each pass's report after it was
@@ -44,7 +47,10 @@ void run_passes(Runtime& rt, const RunConfig& config, std::int64_t items_per_pas
       after_first_pass();
       described = true;
     }
-    r.metrics = measure();
+    if constexpr (std::is_invocable_v<Measure, bool>)
+      r.metrics = measure(r.restored);
+    else
+      r.metrics = measure();
     report(r);
     if (stop && stop(r)) break;
   }

@@ -1,6 +1,7 @@
 // `strata train word2vec` / `strata explain word2vec`: options, data, and which program
 // runs.
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -69,11 +70,14 @@ word2vec::Options make_options(const RunConfig& c) {
 }
 
 // The pass's metrics: its own loss (each pair's just before its step), the held-out
-// pairs' loss, and on a generated corpus the planted ring's recovery.
+// pairs' loss, and on a generated corpus the planted ring's recovery (NaN for a pass
+// restored from a checkpoint: the vectors are restored with the last one).
 std::vector<Metric> metrics(const word2vec::Corpus& c, const word2vec::Fit& train, const word2vec::Fit& test,
-                            const std::function<std::vector<float>()>& vectors, int dim) {
+                            const std::function<std::vector<float>()>& vectors, int dim, bool restored) {
   std::vector<Metric> m = {{"loss", train.mean()}, {"test_loss", test.mean()}};
-  if (c.ring > 0) m.push_back({"similarity", word2vec::planted_similarity(c, vectors(), dim)});
+  if (c.ring > 0)
+    m.push_back({"similarity", restored ? std::numeric_limits<double>::quiet_NaN()
+                                        : word2vec::planted_similarity(c, vectors(), dim)});
   return m;
 }
 
@@ -101,12 +105,14 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   if (c.serial) {
     word2vec::SerialWord2vec m(corpus, o);
     run_passes(rt, c, items, report, [&] { train = m.pass(); },
-               [&] { return metrics(corpus, train, m.fit_test(), [&] { return m.in(); }, o.dim); });
+               [&](bool restored) { return metrics(corpus, train, m.fit_test(), [&] { return m.in(); }, o.dim, restored); });
     if (!c.save_dir.empty()) save(rt, c.save_dir, corpus, m.in(), m.out(), o.dim);
   } else {
     word2vec::StrataWord2vec m(rt, corpus, o, data_parallel_loop(c, "word2vec", "word vectors"));
     run_passes(rt, c, items, report, [&] { train = m.pass(); },
-               [&] { return metrics(corpus, train, m.fit_test(), [&] { return m.in().gather(); }, o.dim); },
+               [&](bool restored) {
+                 return metrics(corpus, train, m.fit_test(), [&] { return m.in().gather(); }, o.dim, restored);
+               },
                [&] { info(describe_plan(m.report(), {"sentence"})); });
     if (!c.save_dir.empty()) {
       const std::vector<float> in = m.in().gather(), out = m.out().gather();

@@ -28,8 +28,10 @@ TrainingResult run_training(Runtime& rt, const TrainCommand& t, const apps::Info
   auto report = [&](const apps::PassReport& r) {
     result.passes.push_back(r);
     on_pass(r);
+    // A restored pass replays a checkpointed run that did not diverge; a figure it
+    // cannot know (one taken outside loops) is NaN there.
     for (const auto& m : r.metrics)
-      if (!std::isfinite(m.value))
+      if (!r.restored && !std::isfinite(m.value))
         throw Diverged{fmt::format("training diverged: {} is {} after pass {}; stopped{}. A smaller --lr usually "
                                    "helps{}",
                                    m.name, m.value, r.pass, t.config.save_dir.empty() ? "" : ", nothing saved",
