@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -152,6 +153,8 @@ class RelationSums {
     return sums_.data() + static_cast<std::size_t>(s) * dim_;
   }
   const std::vector<std::int32_t>& rows() const { return rows_; }
+  /// The relations it has room for.
+  std::size_t relations() const { return slot_.size(); }
   const float* sum(std::size_t k) const { return sums_.data() + k * dim_; }
   void clear() {
     for (const auto r : rows_) slot_[static_cast<std::size_t>(r)] = -1;
@@ -174,10 +177,9 @@ struct Scratch {
         entities(dim), relations(relations, dim) {}
 };
 inline Scratch& scratch(int dim, std::int32_t relations) {
-  thread_local std::vector<Scratch> rooms;  // one per shape a thread met
+  thread_local std::deque<Scratch> rooms;  // one per shape a thread met (a deque: earlier rooms stay put)
   for (auto& s : rooms)
-    if (s.pos.size() == static_cast<std::size_t>(dim) && s.relations.rows().empty() &&
-        s.entities.step.size() == 3 * static_cast<std::size_t>(dim))
+    if (s.pos.size() == static_cast<std::size_t>(dim) && s.relations.relations() == static_cast<std::size_t>(relations))
       return s;
   return rooms.emplace_back(dim, relations);
 }
