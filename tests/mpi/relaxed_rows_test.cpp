@@ -107,8 +107,9 @@ TEST(RelaxedRows, StdArrayRowsAreSummedByComponent) {
     EXPECT_EQ(model.gather()[static_cast<std::size_t>(r)], (std::array<float, 3>{40.0f, 80.0f, 40.0f * r}));
 }
 
-// A matrix's rows through add_row (the Buffer's and a writer's) sum exactly what
-// per-element adds sum, and a reader's read_row is the array's read_row.
+// A matrix's rows through add_row (the Buffer's and a writer's) and a writer's
+// add_scaled_row sum exactly what per-element adds sum, and a reader's read_row is the
+// array's read_row.
 void check_matrix_rows(Consistency c) {
   const std::int64_t n = 600;
   auto space = samples(n);
@@ -124,10 +125,13 @@ void check_matrix_rows(Consistency c) {
         ++mismatches;
       float d[kCols];
       for (std::int64_t j = 0; j < kCols; ++j) d[j] = delta_of(i[0], j);
+      float x[kCols];  // d = (i % 7 + 1) * x, exactly
+      for (std::int64_t j = 0; j < kCols; ++j) x[j] = static_cast<float>(j + 1);
       const auto wb = buf.writer();
-      switch (i[0] % 3) {
+      switch (i[0] % 4) {
         case 0: wb.add_row(row_of(i[0]), std::span<const float>(d, kCols)); break;
         case 1: buf.add_row(row_of(i[0]), std::span<const float>(d, kCols)); break;
+        case 2: wb.add_scaled_row(row_of(i[0]), static_cast<float>(i[0] % 7 + 1), std::span<const float>(x, kCols)); break;
         default:
           for (std::int64_t j = 0; j < kCols; ++j) wb.add({row_of(i[0]), j}, d[j]);
       }
@@ -166,6 +170,10 @@ TEST(RelaxedRows, RowsThatDoNotFitAreRefused) {
   EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_row(kRows, row); }),
                ShapeError);
   EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.add_row(-1, row); }), ShapeError);
+  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_scaled_row(0, 2.0f, short_row); }),
+               ShapeError);
+  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_scaled_row(kRows, 2.0f, row); }),
+               ShapeError);
 }
 
 // Hybrid through a writer's row adds: a worker reads its own row's adds at once (the
