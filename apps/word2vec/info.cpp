@@ -8,8 +8,8 @@ namespace strata::apps {
 AppInfo word2vec_info() {
   AppInfo a;
   a.name = "word2vec";
-  a.summary = "word embeddings: skip-gram with negative sampling (as fastText's skipgram) through Buffers, a row per "
-              "word; expected plan: data-parallel 1-D over sentences";
+  a.summary = "word embeddings: skip-gram with negative sampling (window steps as pWord2Vec, or fastText's pair "
+              "steps) through Buffers, a row per word; expected plan: data-parallel 1-D over sentences";
   a.unit = "words";
   a.synthetic_keys = Settings("--synthetic ");
   a.synthetic_keys.declare("sentences", "20000", "sentences")
