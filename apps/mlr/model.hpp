@@ -6,7 +6,7 @@
 // its features' rows scaled by their values, plus the bias row; its class
 // probabilities their softmax. A step takes a mini-batch of samples (auto_batch's
 // choice by default; 1 is plain SGD): each is scored with the model as the batch
-// found it, their gradients are summed per row (row_sums.hpp), and each row the batch
+// found it, their gradients are summed per row (common/row_sums.hpp), and each row the batch
 // touched takes one step.
 // A step touches only those rows (L2 acts there too, once per occurrence, as in
 // slr), so a pass costs non-zeros x classes and not the model's size.
@@ -20,6 +20,7 @@
 
 #include "common/auto_clock.hpp"
 #include "common/batches.hpp"
+#include "common/row_sums.hpp"
 #include "mlr/problem.hpp"
 #include "strata/kernels.hpp"
 
@@ -89,18 +90,6 @@ inline float* delta_room(std::size_t k) {
   thread_local std::vector<float> room;
   if (room.size() < k) room.resize(k);
   return room.data();
-}
-
-/// Rows at least this long take the library's kernels (AVX2 or AVX-512, picked at run
-/// time, the same bits on every machine); shorter ones inline loops, since a kernel's
-/// call costs more than a 10-class row's arithmetic.
-inline constexpr std::size_t kernel_row = 64;
-
-/// z += x * row, column by column.
-inline void add_scaled(float* z, std::span<const float> row, float x) {
-  const std::size_t k = row.size();
-  if (k >= kernel_row) return kernels::axpy(x, row.data(), z, k);
-  for (std::size_t c = 0; c < k; ++c) z[c] += x * row[c];
 }
 
 /// Sample s's scores into z[0..k): the bias row (empty: no bias) plus each of its

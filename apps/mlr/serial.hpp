@@ -6,7 +6,6 @@
 
 #include "mlr/model.hpp"
 #include "mlr/problem.hpp"
-#include "mlr/row_sums.hpp"
 
 namespace strata::apps::mlr {
 

@@ -10,7 +10,6 @@
 #include "common/train_loop.hpp"
 #include "mlr/model.hpp"
 #include "mlr/problem.hpp"
-#include "mlr/row_sums.hpp"
 #include "strata/buffer.hpp"
 #include "strata/loop/parallel_for.hpp"
 

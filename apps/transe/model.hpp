@@ -20,11 +20,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <vector>
 
 #include "common/batches.hpp"
+#include "common/row_sums.hpp"
 #include "strata/random.hpp"
 #include "transe/problem.hpp"
 
@@ -122,10 +122,9 @@ inline void projected_delta(const float* row, const float* step, float* delta, i
 /// Up to three entity rows a triple's step moves (head, tail, the corrupting entity;
 /// a row named twice takes both steps), each with its summed step.
 struct EntitySteps {
-  std::int32_t id[3];
+  std::int32_t id[3] = {};
   int count = 0;
   std::vector<float> step;  // count x dim
-  explicit EntitySteps(int dim) : step(3 * static_cast<std::size_t>(dim)) {}
   float* add(std::int32_t e, int dim) {
     for (int k = 0; k < count; ++k)
       if (id[k] == e) return step.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(dim);
@@ -136,59 +135,27 @@ struct EntitySteps {
   }
 };
 
-/// A batch's relation steps, summed per relation in the order the batch first touched
-/// them.
-class RelationSums {
- public:
-  RelationSums(std::int32_t relations, int dim)
-      : dim_(static_cast<std::size_t>(dim)), slot_(static_cast<std::size_t>(relations), -1) {}
-  float* at(std::int32_t r) {
-    std::int32_t& s = slot_[static_cast<std::size_t>(r)];
-    if (s < 0) {
-      s = static_cast<std::int32_t>(rows_.size());
-      rows_.push_back(r);
-      if (sums_.size() < rows_.size() * dim_) sums_.resize(rows_.size() * dim_);
-      std::fill_n(sums_.begin() + static_cast<std::ptrdiff_t>(s * dim_), dim_, 0.0f);
-    }
-    return sums_.data() + static_cast<std::size_t>(s) * dim_;
-  }
-  const std::vector<std::int32_t>& rows() const { return rows_; }
-  /// The relations it has room for.
-  std::size_t relations() const { return slot_.size(); }
-  const float* sum(std::size_t k) const { return sums_.data() + k * dim_; }
-  void clear() {
-    for (const auto r : rows_) slot_[static_cast<std::size_t>(r)] = -1;
-    rows_.clear();
-  }
-
- private:
-  std::size_t dim_;
-  std::vector<std::int32_t> slot_, rows_;
-  std::vector<float> sums_;
-};
-
-/// This thread's scratch for a step, sized for `dim` and `relations`.
+/// This thread's scratch for a triple's step, sized for `dim`. The body allocates
+/// nothing per triple; a batch's relation steps are summed in the thread's RowSums
+/// (common/row_sums.hpp).
 struct Scratch {
   std::vector<float> pos, neg, delta;
   EntitySteps entities;
-  RelationSums relations;
-  Scratch(int dim, std::int32_t relations)
-      : pos(static_cast<std::size_t>(dim)), neg(static_cast<std::size_t>(dim)), delta(static_cast<std::size_t>(dim)),
-        entities(dim), relations(relations, dim) {}
 };
-inline Scratch& scratch(int dim, std::int32_t relations) {
-  thread_local std::deque<Scratch> rooms;  // one per shape a thread met (a deque: earlier rooms stay put)
-  for (auto& s : rooms)
-    if (s.pos.size() == static_cast<std::size_t>(dim) && s.relations.relations() == static_cast<std::size_t>(relations))
-      return s;
-  return rooms.emplace_back(dim, relations);
+inline Scratch& scratch(int dim) {
+  thread_local Scratch s;
+  if (const auto d = static_cast<std::size_t>(dim); s.pos.size() != d) {
+    s.pos.assign(d, 0.0f), s.neg.assign(d, 0.0f), s.delta.assign(d, 0.0f);
+    s.entities.step.assign(3 * d, 0.0f);
+  }
+  return s;
 }
 
 /// One triple's step, from the rows `row(table, id)` gives (0: entities, 1: relations):
 /// sums the entity steps into s.entities (the caller applies them) and the relation
-/// step into s.relations. Returns the margin loss.
+/// step into `relations`. Returns the margin loss.
 template <class Row>
-float triple_step(const Triple& t, const Corruption& c, const Options& o, Scratch& s, Row&& row) {
+float triple_step(const Triple& t, const Corruption& c, const Options& o, Scratch& s, RowSums& relations, Row&& row) {
   const std::int32_t h2 = c.head ? c.entity : t.head, t2 = c.head ? t.tail : c.entity;
   const float* r = row(1, t.relation);
   const float dp = difference(row(0, t.head), r, row(0, t.tail), s.pos.data(), o.dim, o.norm);
@@ -198,17 +165,17 @@ float triple_step(const Triple& t, const Corruption& c, const Options& o, Scratc
   if (loss <= 0) return 0;
   distance_gradient(s.pos.data(), dp, o.dim, o.norm);
   distance_gradient(s.neg.data(), dn, o.dim, o.norm);
-  // loss = margin + |h + r - t| - |h2 + r - t2|: a step of -lr times its gradient.
-  float* step = s.entities.add(t.head, o.dim);
-  for (int j = 0; j < o.dim; ++j) step[j] -= o.lr * s.pos[static_cast<std::size_t>(j)];
-  step = s.entities.add(t.tail, o.dim);
-  for (int j = 0; j < o.dim; ++j) step[j] += o.lr * s.pos[static_cast<std::size_t>(j)];
-  step = s.entities.add(h2, o.dim);
-  for (int j = 0; j < o.dim; ++j) step[j] += o.lr * s.neg[static_cast<std::size_t>(j)];
-  step = s.entities.add(t2, o.dim);
-  for (int j = 0; j < o.dim; ++j) step[j] -= o.lr * s.neg[static_cast<std::size_t>(j)];
-  float* rs = s.relations.at(t.relation);
-  for (int j = 0; j < o.dim; ++j) rs[j] -= o.lr * (s.pos[static_cast<std::size_t>(j)] - s.neg[static_cast<std::size_t>(j)]);
+  // loss = margin + |h + r - t| - |h2 + r - t2|: each row steps by -lr times its gradient.
+  auto move = [&](std::int32_t e, float coefficient, const std::vector<float>& gradient) {
+    float* step = s.entities.add(e, o.dim);
+    for (int j = 0; j < o.dim; ++j) step[j] += coefficient * gradient[static_cast<std::size_t>(j)];
+  };
+  move(t.head, -o.lr, s.pos);
+  move(t.tail, o.lr, s.pos);
+  move(h2, o.lr, s.neg);
+  move(t2, -o.lr, s.neg);
+  for (int j = 0; j < o.dim; ++j) s.pos[static_cast<std::size_t>(j)] -= s.neg[static_cast<std::size_t>(j)];
+  relations.add(t.relation, -o.lr, s.pos.data());
   return loss;
 }
 

@@ -13,11 +13,12 @@ SerialTranse::SerialTranse(const Graph& graph, const Options& options)
 Fit SerialTranse::pass() {
   Fit fit;
   for (const Batch& b : batches_) {
-    Scratch& s = scratch(o_.dim, g_.relations);
+    Scratch& s = scratch(o_.dim);
+    RowSums& relations = thread_row_sums(g_.relations, dim_);
     for (std::int64_t i = b.first; i < b.first + b.count; ++i) {
       const Triple& t = g_.train[static_cast<std::size_t>(i)];
       const Corruption c = corrupt(o_.seed, pass_, i, t, g_.entities);
-      const float loss = triple_step(t, c, o_, s, [&](int table, std::int32_t id) { return row(table, id); });
+      const float loss = triple_step(t, c, o_, s, relations, [&](int table, std::int32_t id) { return row(table, id); });
       fit.loss += loss, ++fit.triples, fit.violated += loss > 0;
       for (int k = 0; k < s.entities.count; ++k) {
         float* e = row(0, s.entities.id[k]);
@@ -25,11 +26,11 @@ Fit SerialTranse::pass() {
         for (std::size_t j = 0; j < dim_; ++j) e[j] += s.delta[j];
       }
     }
-    for (std::size_t k = 0; k < s.relations.rows().size(); ++k) {
-      float* r = row(1, s.relations.rows()[k]);
-      for (std::size_t j = 0; j < dim_; ++j) r[j] += s.relations.sum(k)[j];
+    for (std::size_t k = 0; k < relations.rows().size(); ++k) {
+      float* r = row(1, static_cast<std::int32_t>(relations.rows()[k]));
+      for (std::size_t j = 0; j < dim_; ++j) r[j] += relations.sum(k)[j];
     }
-    s.relations.clear();
+    relations.clear();
   }
   ++pass_;
   return fit;

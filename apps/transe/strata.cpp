@@ -20,8 +20,10 @@ StrataTranse::StrataTranse(Runtime& rt, const Graph& graph, const Options& optio
     : rt_(rt), g_(graph), o_(options), loop_(loop), dim_(static_cast<std::size_t>(options.dim)),
       B_(array_of(rt, batches(static_cast<std::int64_t>(graph.train.size()), options.batch))),
       T_(array_of(rt, graph.test)),
-      e_(array_from(rt, initial_rows(options.seed, 0, graph.entities, options.dim), Shape<2>{graph.entities, options.dim})),
-      r_(array_from(rt, initial_rows(options.seed, 1, graph.relations, options.dim), Shape<2>{graph.relations, options.dim})),
+      e_(array_from(rt, initial_rows(options.seed, 0, graph.entities, options.dim),
+                    Shape<2>{graph.entities, options.dim})),
+      r_(array_from(rt, initial_rows(options.seed, 1, graph.relations, options.dim),
+                    Shape<2>{graph.relations, options.dim})),
       pass_loss_(rt), pass_violated_(rt) {
   e_.set_name("entities");
   r_.set_name("relations");
@@ -42,12 +44,13 @@ std::int64_t StrataTranse::clock_for(const Graph& g, const Options& o, int ranks
 Fit StrataTranse::pass() {
   auto body = [&](const Index<1>&, const Batch& b) {
     const Access a(*this);
-    Scratch& s = scratch(o_.dim, g_.relations);
+    Scratch& s = scratch(o_.dim);
+    RowSums& relations = thread_row_sums(g_.relations, dim_);
     Fit fit;
     for (std::int64_t i = b.first; i < b.first + b.count; ++i) {
       const Triple& t = g_.train[static_cast<std::size_t>(i)];
       const Corruption c = corrupt(o_.seed, pass_, i, t, g_.entities);
-      const float loss = triple_step(t, c, o_, s, [&](int table, std::int32_t id) { return a.row(table, id); });
+      const float loss = triple_step(t, c, o_, s, relations, [&](int table, std::int32_t id) { return a.row(table, id); });
       fit.loss += loss, ++fit.triples, fit.violated += loss > 0;
       for (int k = 0; k < s.entities.count; ++k) {
         const float* e = a.row(0, s.entities.id[k]);
@@ -55,10 +58,8 @@ Fit StrataTranse::pass() {
         a.e_sum.add_row(s.entities.id[k], std::span<const float>(s.delta.data(), dim_));
       }
     }
-    for (std::size_t k = 0; k < s.relations.rows().size(); ++k) {
-      a.r_sum.add_row(s.relations.rows()[k], std::span<const float>(s.relations.sum(k), dim_));
-    }
-    s.relations.clear();
+    for (std::size_t k = 0; k < relations.rows().size(); ++k) a.r_sum.add_row(relations.rows()[k], relations.sum(k));
+    relations.clear();
     pass_loss_ += fit.loss;
     pass_violated_ += fit.violated;
   };

@@ -96,6 +96,15 @@ class Sigmoid {
   std::array<float, kSize + 1> sigmoid_{}, log_{};
 };
 
+/// One target's part of a step, for the score z of a row against it: adds its loss to
+/// `loss` (-log p for the positive target, -log(1 - p) for a noise word, p the
+/// logistic of z) and returns the step's scale, lr * (label - p).
+inline float target_step(const Sigmoid& sigmoid, float z, bool positive, float lr, double& loss) {
+  const float p = sigmoid(z);
+  loss += sigmoid.neg_log(positive ? p : 1 - p);
+  return lr * ((positive ? 1.0f : 0.0f) - p);
+}
+
 /// The noise distribution, counts^power, as an alias table (Vose): a draw is one
 /// 64-bit number, a table entry and a comparison.
 class Noise {

@@ -25,9 +25,7 @@ double SerialWord2vec::window(std::int32_t word, int m, float lr, Draws& draws, 
     const float* in = in_row(s.context[j]);
     for (std::size_t k = 0; k < targets; ++k) {
       const float* out = out_row(s.target[k]);
-      const float p = sigmoid_(kernels::dot(in, out, dim_));
-      loss += sigmoid_.neg_log(k == 0 ? p : 1 - p);
-      const float g = lr * ((k == 0 ? 1.0f : 0.0f) - p);
+      const float g = target_step(sigmoid_, kernels::dot(in, out, dim_), k == 0, lr, loss);
       kernels::axpy(g, out, s.in_step.data() + j * dim_, dim_);
       kernels::axpy(g, in, s.out_step.data() + k * dim_, dim_);
     }
@@ -46,9 +44,7 @@ double SerialWord2vec::pair(std::int32_t w, std::int32_t c, float lr, Draws& dra
   for (int n = 0; n <= o_.negatives; ++n) {
     const std::int32_t target = n == 0 ? c : draws.negative(noise_, c);
     float* out = out_row(target);
-    const float p = sigmoid_(kernels::dot(hidden, out, dim_));
-    loss += sigmoid_.neg_log(n == 0 ? p : 1 - p);
-    const float g = lr * ((n == 0 ? 1.0f : 0.0f) - p);
+    const float g = target_step(sigmoid_, kernels::dot(hidden, out, dim_), n == 0, lr, loss);
     kernels::axpy(g, out, grad, dim_);
     kernels::axpy(g, hidden, out, dim_);
   }

@@ -53,9 +53,7 @@ double StrataWord2vec::window(const Access& a, std::int32_t word, int m, float l
     const float* in = a.in.read_row(s.context[j]).data();
     for (std::size_t k = 0; k < targets; ++k) {
       const float* out = a.out.read_row(s.target[k]).data();
-      const float p = sigmoid_(kernels::dot(in, out, dim_));
-      loss += sigmoid_.neg_log(k == 0 ? p : 1 - p);
-      const float g = lr * ((k == 0 ? 1.0f : 0.0f) - p);
+      const float g = target_step(sigmoid_, kernels::dot(in, out, dim_), k == 0, lr, loss);
       kernels::axpy(g, out, s.in_step.data() + j * dim_, dim_);
       kernels::axpy(g, in, s.out_step.data() + k * dim_, dim_);
     }
@@ -74,9 +72,7 @@ double StrataWord2vec::pair(const Access& a, std::int32_t w, std::int32_t c, flo
   for (int n = 0; n <= o_.negatives; ++n) {
     const std::int32_t target = n == 0 ? c : draws.negative(noise_, c);
     const float* out = a.out.read_row(target).data();
-    const float p = sigmoid_(kernels::dot(hidden, out, dim_));
-    loss += sigmoid_.neg_log(n == 0 ? p : 1 - p);
-    const float g = lr * ((n == 0 ? 1.0f : 0.0f) - p);
+    const float g = target_step(sigmoid_, kernels::dot(hidden, out, dim_), n == 0, lr, loss);
     kernels::axpy(g, out, grad, dim_);
     a.out_sum.add_scaled_row(target, g, std::span<const float>(hidden, dim_));
   }

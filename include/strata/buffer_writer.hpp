@@ -15,8 +15,8 @@
 // an add is a bounds test, two bit sets and the sum. `add_row(row, deltas)` adds a
 // whole row of a matrix in one call: its bits a word at a time, the sums vectorised.
 // `add_scaled_row(row, alpha, x)` adds alpha * x to a float row, the deltas never
-// written out. It is the companion of ArrayReader (strata/array_reader.hpp); docs/buffers.md has
-// the figures.
+// written out. It is the companion of ArrayReader (strata/array_reader.hpp);
+// docs/buffers.md has the figures.
 //
 // Under Hybrid (and read-my-writes) the writer also folds each add into the rank's
 // cache itself (an atomic add per element; plain adds for a row, as Hogwild does)
@@ -88,15 +88,10 @@ class BufferWriter {
                                       std::source_location where = std::source_location::current()) const
     requires(rank >= 2)
   {
-    if (fast_ && delta.size() == row_length_) {
-      Index<rank> i{};
-      for (std::size_t d = 0; d + 1 < rank; ++d) i[d] = row[d];
-      const std::int64_t k = key_of(i, rank - 1);
-      if (k >= 0) [[likely]] {
-        if (keep_) ps::DeltaSet<value_type>::add_row_to(slots_, k, delta.data(), row_length_);
-        if (fold_) fold_row(k, delta.data());
-        return;
-      }
+    if (const std::int64_t k = fast_row_key(row, delta.size()); k >= 0) [[likely]] {
+      if (keep_) ps::DeltaSet<value_type>::add_row_to(slots_, k, delta.data(), row_length_);
+      if (fold_) fold_row(k, delta.data());
+      return;
     }
     slow_row(buffer_, row, delta, where);
   }
@@ -115,19 +110,14 @@ class BufferWriter {
                                              std::source_location where = std::source_location::current()) const
     requires(rank >= 2 && std::is_same_v<value_type, float>)
   {
-    if (fast_ && x.size() == row_length_) {
-      Index<rank> i{};
-      for (std::size_t d = 0; d + 1 < rank; ++d) i[d] = row[d];
-      const std::int64_t k = key_of(i, rank - 1);
-      if (k >= 0) [[likely]] {
-        if (keep_) {
-          ps::DeltaSet<float>::mark_row(slots_, k, row_length_);
-          kernels::axpy(alpha, x.data(), slots_.values + k, row_length_);
-        }
-        if (fold_)
-          if (float* unit = fold_unit(k)) kernels::axpy(alpha, x.data(), unit, row_length_);
-        return;
+    if (const std::int64_t k = fast_row_key(row, x.size()); k >= 0) [[likely]] {
+      if (keep_) {
+        ps::DeltaSet<float>::mark_row(slots_, k, row_length_);
+        kernels::axpy(alpha, x.data(), slots_.values + k, row_length_);
       }
+      if (fold_)
+        if (float* unit = fold_unit(k)) kernels::axpy(alpha, x.data(), unit, row_length_);
+      return;
     }
     slow_scaled_row(buffer_, row, alpha, x, where);
   }
@@ -149,6 +139,16 @@ class BufferWriter {
       k = k * shape_[d] + i[d];
     }
     return inside ? k : -1;
+  }
+  // The key of row `row`'s first element when the fast path takes a row of `len`
+  // values there (the right length, inside the array), else -1.
+  [[gnu::always_inline]] std::int64_t fast_row_key(const Index<rank - 1>& row, std::size_t len) const
+    requires(rank >= 2)
+  {
+    if (!fast_ || len != row_length_) return -1;
+    Index<rank> i{};
+    for (std::size_t d = 0; d + 1 < rank; ++d) i[d] = row[d];
+    return key_of(i, rank - 1);
   }
   // The cached unit holding key k under Hybrid, or nullptr (the cache lacks it).
   [[gnu::always_inline]] value_type* fold_unit(std::int64_t k) const {

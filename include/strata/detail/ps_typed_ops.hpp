@@ -213,10 +213,7 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
   // threads adding to the same element at once may lose one of the two in the cache
   // until the clock; the delta sets lose nothing, and the clock's values hold every add.
   [[gnu::noinline]] void fold_row(std::int64_t k, const T* delta, std::size_t len) {
-    if (T* unit = folded_unit(k / cache->unit_len)) {
-      T* at = unit + k % cache->unit_len;
-      for (std::size_t j = 0; j < len; ++j) add_into(at[j], delta[j]);
-    }
+    if (T* unit = folded_unit(k / cache->unit_len)) add_row_into(unit + k % cache->unit_len, delta, len);
   }
 
   // Before a loop run the sets are almost always empty: then undoing is clearing.

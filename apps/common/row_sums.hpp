@@ -1,9 +1,10 @@
-// A mini-batch's gradient of the model, row by row: for each row the batch's samples
+// A mini-batch's gradient of a model, row by row: for each row the batch's items
 // touched (in the order they first touched it), the sum of their gradients x * g
 // and how many times it was touched. The serial program and each Strata worker keep
-// one and apply it once per batch, so a row the batch's samples share is written
-// once a batch, not once a sample: what keeps two threads from fighting over the
-// cache lines of a dense model (Fashion-MNIST: every image touches most pixels).
+// one and apply it once per batch, so a row the batch's items share is written once
+// a batch, not once an item: what keeps two threads from fighting over the cache
+// lines of a row every item writes (mlr on Fashion-MNIST: every image touches most
+// pixels; transe: every triple of a relation writes its row).
 #pragma once
 
 #include <algorithm>
@@ -11,9 +12,21 @@
 #include <span>
 #include <vector>
 
-#include "mlr/model.hpp"
+#include "strata/kernels.hpp"
 
-namespace strata::apps::mlr {
+namespace strata::apps {
+
+/// Rows at least this long take the library's kernels (AVX2 or AVX-512, picked at run
+/// time, the same bits on every machine); shorter ones inline loops, since a kernel's
+/// call costs more than a 10-class row's arithmetic.
+inline constexpr std::size_t kernel_row = 64;
+
+/// z += x * row, column by column.
+inline void add_scaled(float* z, std::span<const float> row, float x) {
+  const std::size_t k = row.size();
+  if (k >= kernel_row) return kernels::axpy(x, row.data(), z, k);
+  for (std::size_t c = 0; c < k; ++c) z[c] += x * row[c];
+}
 
 class RowSums {
  public:
@@ -68,4 +81,4 @@ inline RowSums& thread_row_sums(std::int64_t rows, std::size_t k) {
   return sums;
 }
 
-}  // namespace strata::apps::mlr
+}  // namespace strata::apps
