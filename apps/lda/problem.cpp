@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text_lines.hpp"
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
 #include "strata/random.hpp"
@@ -112,19 +113,6 @@ void append_document(Problem& p, std::int32_t doc, std::vector<std::int32_t>& wo
   }
 }
 
-// The lines of `text` as std::getline reads them: split at '\n', and a final
-// newline ends the last line rather than starting an empty one.
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> lines;
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    lines.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return lines;
-}
-
 // English function words, and the King James Bible's archaic ones (one of the
 // corpora the app suite runs on), which would otherwise top every topic.
 const std::unordered_set<std::string_view>& stop_words() {
@@ -213,10 +201,10 @@ Problem load_docword(Runtime& rt, const std::string& path) {
   const auto vocab = file.parent_path() / ("vocab." + name.substr(std::min<std::size_t>(8, name.size())));
   if (name.rfind("docword.", 0) == 0 && std::filesystem::exists(vocab)) {
     const io::MappedFile words(vocab.string());
-    for (std::string_view w : lines_of(words.text())) {
+    for_each_line(vocab.string(), words.text(), [&](std::int64_t, std::string_view w) {
       if (!w.empty() && w.back() == '\r') w.remove_suffix(1);
       p.vocabulary.emplace_back(w);
-    }
+    });
   }
   p.source = fmt::format("{}: {} documents, {} words, {} tokens{}", path, p.docs, p.words, p.tokens,
                          p.vocabulary.empty() ? "" : " (with vocabulary)");
@@ -233,10 +221,8 @@ Problem load_text(const std::string& path, std::string_view text) {
   std::string word;
   std::int64_t lineno = 0;
   const auto& stop = stop_words();
-  for (const std::string_view line : lines_of(text)) {
-    ++lineno;
-    if (line.find('\0') != std::string_view::npos)
-      throw ParseError(path, lineno, std::string(line), "a NUL byte: this is not a text file");
+  for_each_line(path, text, [&](std::int64_t at, std::string_view line) {
+    lineno = at;
     std::vector<std::int32_t>& ids = lines.emplace_back();
     auto flush = [&] {
       if (word.size() >= 3 && !stop.contains(word)) {
@@ -259,7 +245,7 @@ Problem load_text(const std::string& path, std::string_view text) {
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     for (const auto w : distinct) ++doc_freq[static_cast<std::size_t>(w)];
-  }
+  });
   // Words of one document say nothing about co-occurrence: keep those of 2 or more.
   std::vector<std::int32_t> kept(names.size(), -1);
   Problem p;

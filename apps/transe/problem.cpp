@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cctype>
 #include <cstdio>
 #include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "common/text_lines.hpp"
 #include "strata/error.hpp"
 #include "strata/io/mapped_file.hpp"
 #include "strata/random.hpp"
@@ -47,34 +47,21 @@ class Names {
   const char* what_;
 };
 
-// Calls f(line number, line, fields) for each triple line of `text`.
+// Calls f(line number, line, fields) for each triple line of `text` ('#' lines and
+// blank ones skipped).
 template <class F>
 void for_each_triple(const std::string& path, std::string_view text, F&& f) {
-  std::int64_t lineno = 0;
-  std::string_view field[3];
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++lineno;
-    if (line.find('\0') != std::string_view::npos)
-      throw ParseError(path, lineno, std::string(line), "a NUL byte: this is not a text file");
+  for_each_line(path, text, [&](std::int64_t lineno, std::string_view line) {
+    std::string_view field[3];
     int n = 0;
-    for (std::size_t i = 0; i < line.size();) {
-      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      std::size_t j = i;
-      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
-      if (j > i) {
-        if (n == 3) throw ParseError(path, lineno, std::string(line), "more than three fields (head relation tail)");
-        field[n++] = line.substr(i, j - i);
-      }
-      i = j;
-    }
-    if (n == 0 || field[0][0] == '#') continue;
+    for_each_word(line, [&](std::string_view word) {
+      if (n == 3) throw ParseError(path, lineno, std::string(line), "more than three fields (head relation tail)");
+      field[n++] = word;
+    });
+    if (n == 0 || field[0][0] == '#') return;
     if (n != 3) throw ParseError(path, lineno, std::string(line), "a triple is three fields: head relation tail");
     f(lineno, line, field);
-  }
+  });
 }
 
 }  // namespace

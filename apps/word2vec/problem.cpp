@@ -1,13 +1,13 @@
 #include "word2vec/problem.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "common/text_lines.hpp"
 #include "strata/error.hpp"
 #include "strata/io/mapped_file.hpp"
 #include "strata/random.hpp"
@@ -82,29 +82,15 @@ template <class Hold>
 RawCorpus read_words(const std::string& path, std::string_view text, Hold&& hold) {
   RawCorpus raw;
   std::unordered_map<std::string_view, std::int32_t> id;
-  std::int64_t lineno = 0;
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    const std::string_view line = text.substr(pos, end - pos);
-    ++lineno;
-    if (line.find('\0') != std::string_view::npos)
-      throw ParseError(path, lineno, std::string(line), "a NUL byte: this is not a text file");
-    for (std::size_t i = 0; i < line.size();) {
-      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      std::size_t j = i;
-      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
-      if (j > i) {
-        auto [it, fresh] = id.try_emplace(line.substr(i, j - i), static_cast<std::int32_t>(raw.names.size()));
-        if (fresh) raw.names.emplace_back(it->first);
-        raw.tokens.push_back(it->second);
-      }
-      i = j;
-    }
+  for_each_line(path, text, [&](std::int64_t lineno, std::string_view line) {
+    for_each_word(line, [&](std::string_view word) {
+      auto [it, fresh] = id.try_emplace(word, static_cast<std::int32_t>(raw.names.size()));
+      if (fresh) raw.names.emplace_back(it->first);
+      raw.tokens.push_back(it->second);
+    });
     raw.line_end.push_back(static_cast<std::int64_t>(raw.tokens.size()));
     raw.held_out.push_back(hold(lineno));
-    pos = end + 1;
-  }
+  });
   return raw;
 }
 
