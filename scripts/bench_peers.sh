@@ -47,16 +47,22 @@ peer_setting() {
   echo "${!var:-$3}"
 }
 
+# Installs the Debian packages named (none: nothing to do), leaving the build's list
+# of packages as it was.
+install_peer_packages() {
+  [ $# -eq 0 ] && return 0
+  local saved=("${STRATA_PACKAGES[@]}")
+  STRATA_PACKAGES=("$@")
+  strata_ensure_packages
+  STRATA_PACKAGES=("${saved[@]}")
+}
+
 # Installs liblinear's tools and scikit-learn when missing (the slr and mlr peers).
 ensure_linear_peers() {
   local missing=()
   command -v liblinear-train >/dev/null || missing+=(liblinear-tools)
   /usr/bin/python3 -c 'import sklearn' 2>/dev/null || missing+=(python3-sklearn)
-  [ ${#missing[@]} -eq 0 ] && return 0
-  local saved=("${STRATA_PACKAGES[@]}")
-  STRATA_PACKAGES=("${missing[@]}")
-  strata_ensure_packages
-  STRATA_PACKAGES=("${saved[@]}")
+  install_peer_packages "${missing[@]}"
 }
 
 # "WALL_S,PEAK_MB" of a command run under /usr/bin/time -v, from its log.

@@ -19,8 +19,10 @@
 # each run's log, metrics and vectors, and prints a table of the medians.
 
 bench_word2vec() {
-  command -v fasttext >/dev/null || { local saved=("${STRATA_PACKAGES[@]}"); STRATA_PACKAGES=(fasttext python3-numpy)
-    strata_ensure_packages; STRATA_PACKAGES=("${saved[@]}"); }
+  local missing=()
+  command -v fasttext >/dev/null || missing+=(fasttext)
+  /usr/bin/python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
+  install_peer_packages "${missing[@]}"
   echo "set,tool,rep,wall_s,peak_mb" >"$out/word2vec_runs.csv"
   echo "set,tool,rep,heldout_loss,agreement,steady_words_s" >"$out/word2vec_quality.csv"
   for set in ${W2V_SETS:-kjv generated}; do
@@ -85,9 +87,12 @@ w2v_strata() {  # set rep label "options" [launcher...]
   /usr/bin/time -v "$@" "$strata" train word2vec --data "$dir/train.txt" --test "$dir/test.txt" \
     --epochs "${W2V_EPOCHS:-5}" --dim "${W2V_DIM:-100}" --noise-power 0.5 $how ${W2V_STRATA:-} --metrics "$csv" \
     --save "$dir/$label" >"$log" 2>&1
-  # Steady speed: the median words/s of the passes after the first (which plans).
-  local steady
-  steady=$(grep -v '^#' "$csv" | tail -n +3 | cut -d, -f5 | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  # Steady speed: the median words/s of the passes after the first (which plans), or
+  # the first's when it is the only one.
+  local steady skip=3
+  [ "${W2V_EPOCHS:-5}" -eq 1 ] && skip=2
+  steady=$(grep -v '^#' "$csv" | tail -n +"$skip" | cut -d, -f5 | sort -g |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
   echo "$set,$label,$rep,$(w2v_quality "$set" "$dir/$label/vectors.txt" "$dir/$label/out.txt"),$steady" \
     >>"$out/word2vec_quality.csv"
   peer_record word2vec "$set" "$label" "$rep" "$log"
