@@ -25,7 +25,8 @@ void write_sentences(const strata::apps::word2vec::Corpus& c, const strata::apps
   for (const auto& sentence : s.list) {
     line.clear();
     for (std::int64_t t = sentence.begin; t < sentence.begin + sentence.count; ++t)
-      line += (t > sentence.begin ? " " : "") + c.words[static_cast<std::size_t>(s.tokens[static_cast<std::size_t>(t)])];
+      line +=
+          (t > sentence.begin ? " " : "") + c.words[static_cast<std::size_t>(s.tokens[static_cast<std::size_t>(t)])];
     line += '\n';
     if (std::fputs(line.c_str(), f.get()) < 0) throw strata::IoError(fmt::format("{}: write failed", path));
   }

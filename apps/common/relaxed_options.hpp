@@ -1,6 +1,7 @@
 // The command-line options of the apps that write their model through Buffers (slr,
-// mlr, word2vec): how the relaxed arrays are kept consistent, and for the classifiers
-// what the held-out data decide. Declared by their info.cpp (no training code) and parsed by their app.cpp.
+// mlr, word2vec, transe): how the relaxed arrays are kept consistent, and for the
+// classifiers what the held-out data decide. Declared by their info.cpp (no training
+// code) and parsed by their app.cpp.
 #pragma once
 
 #include <cstdint>

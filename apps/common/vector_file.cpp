@@ -19,7 +19,8 @@ void write_vectors(const std::string& path, const std::vector<std::string>& name
   for (std::size_t r = 0; r < names.size(); ++r) {
     line = names[r];
     for (int j = 0; j < dim; ++j)
-      fmt::format_to(std::back_inserter(line), " {}", values[r * static_cast<std::size_t>(dim) + static_cast<std::size_t>(j)]);
+      fmt::format_to(std::back_inserter(line), " {}",
+                     values[r * static_cast<std::size_t>(dim) + static_cast<std::size_t>(j)]);
     line += '\n';
     if (std::fputs(line.c_str(), f.get()) < 0) throw IoError(fmt::format("{}: write failed", path));
   }

@@ -24,7 +24,8 @@ constexpr std::uint64_t kGraphStream = 0x7E'A5'E0'47;    // the generated graph
 // Names to dense ids, in order of first appearance.
 class Names {
  public:
-  Names(std::vector<std::string>& names, std::int64_t limit, const char* what) : names_(names), limit_(limit), what_(what) {}
+  Names(std::vector<std::string>& names, std::int64_t limit, const char* what)
+      : names_(names), limit_(limit), what_(what) {}
   std::int32_t id(std::string_view name, const std::string& path, std::int64_t line, std::string_view text) {
     auto [it, fresh] = ids_.try_emplace(std::string(name), static_cast<std::int32_t>(names_.size()));
     if (fresh) {
@@ -126,8 +127,9 @@ Graph generate(const SyntheticSpec& s, double holdout, std::uint64_t seed) {
     (held.uniform(static_cast<std::uint64_t>(i)) < holdout ? g.test : g.train).push_back({h, r, t});
   }
   g.remember();
-  g.source = fmt::format("generated: {} entities in {} clusters on a grid, {} relations (steps on it); {} training triples",
-                         s.entities, s.clusters, s.relations, g.train.size());
+  g.source =
+      fmt::format("generated: {} entities in {} clusters on a grid, {} relations (steps on it); {} training triples",
+                  s.entities, s.clusters, s.relations, g.train.size());
   return g;
 }
 
@@ -179,13 +181,15 @@ Graph load_triples(const std::string& path, double holdout, std::uint64_t seed) 
 void attach_test(Graph& g, const std::string& path) {
   const io::MappedFile file(path);
   std::unordered_map<std::string_view, std::int32_t> entity, relation;
-  for (std::size_t e = 0; e < g.entity_names.size(); ++e) entity.emplace(g.entity_names[e], static_cast<std::int32_t>(e));
+  for (std::size_t e = 0; e < g.entity_names.size(); ++e)
+    entity.emplace(g.entity_names[e], static_cast<std::int32_t>(e));
   for (std::size_t r = 0; r < g.relation_names.size(); ++r)
     relation.emplace(g.relation_names[r], static_cast<std::int32_t>(r));
   g.test.clear();
   for_each_triple(path, file.text(), [&](std::int64_t, std::string_view, const std::string_view* f) {
     const auto h = entity.find(f[0]), r = relation.find(f[1]), t = entity.find(f[2]);
-    if (h != entity.end() && r != relation.end() && t != entity.end()) g.test.push_back({h->second, r->second, t->second});
+    if (h != entity.end() && r != relation.end() && t != entity.end())
+      g.test.push_back({h->second, r->second, t->second});
   });
   file.check_unchanged();
   g.remember();
@@ -200,7 +204,8 @@ void write_triples(const std::string& path, const Graph& g, const std::vector<Tr
   if (!f) throw IoError(fmt::format("{}: cannot be written", path));
   for (const Triple& t : triples)
     fmt::print(f.get(), "{} {} {}\n", g.entity_names[static_cast<std::size_t>(t.head)],
-               g.relation_names[static_cast<std::size_t>(t.relation)], g.entity_names[static_cast<std::size_t>(t.tail)]);
+               g.relation_names[static_cast<std::size_t>(t.relation)],
+               g.entity_names[static_cast<std::size_t>(t.tail)]);
   if (std::fflush(f.get()) != 0) throw IoError(fmt::format("{}: write failed", path));
 }
 

@@ -18,7 +18,8 @@ Fit SerialTranse::pass() {
     for (std::int64_t i = b.first; i < b.first + b.count; ++i) {
       const Triple& t = g_.train[static_cast<std::size_t>(i)];
       const Corruption c = corrupt(o_.seed, pass_, i, t, g_.entities);
-      const float loss = triple_step(t, c, o_, s, relations, [&](int table, std::int32_t id) { return row(table, id); });
+      const float loss =
+          triple_step(t, c, o_, s, relations, [&](int table, std::int32_t id) { return row(table, id); });
       fit.loss += loss, ++fit.triples, fit.violated += loss > 0;
       for (int k = 0; k < s.entities.count; ++k) {
         float* e = row(0, s.entities.id[k]);

@@ -95,17 +95,21 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const word2vec::Options o = make_options(c);
   const word2vec::Corpus corpus = make_corpus(c, o);
   const std::int64_t clock = word2vec::StrataWord2vec::clock_for(corpus, o, rt.size(), rt.threads());
-  info(fmt::format("{}; {} held-out sentences; {} steps, dim {}, window {}, {} negatives (unigram^{}), subsample {}, lr {}{}",
-                   corpus.source, corpus.test.list.size(), c.options.text("update"), o.dim, o.window, o.negatives, o.noise_power, o.subsample, o.lr,
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
-                                               clock ? fmt::format("a clock every {} sentences a worker", clock)
-                                                     : std::string("one clock a pass"))));
+  info(fmt::format(
+      "{}; {} held-out sentences; {} steps, dim {}, window {}, {} negatives (unigram^{}), subsample {}, lr {}{}",
+      corpus.source, corpus.test.list.size(), c.options.text("update"), o.dim, o.window, o.negatives, o.noise_power,
+      o.subsample, o.lr,
+      c.serial ? ""
+               : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+                             clock ? fmt::format("a clock every {} sentences a worker", clock)
+                                   : std::string("one clock a pass"))));
   const std::int64_t items = corpus.train_tokens();
   word2vec::Fit train;  // the pass's own
   if (c.serial) {
     word2vec::SerialWord2vec m(corpus, o);
-    run_passes(rt, c, items, report, [&] { train = m.pass(); },
-               [&](bool restored) { return metrics(corpus, train, m.fit_test(), [&] { return m.in(); }, o.dim, restored); });
+    run_passes(rt, c, items, report, [&] { train = m.pass(); }, [&](bool restored) {
+      return metrics(corpus, train, m.fit_test(), [&] { return m.in(); }, o.dim, restored);
+    });
     if (!c.save_dir.empty()) save(rt, c.save_dir, corpus, m.in(), m.out(), o.dim);
   } else {
     word2vec::StrataWord2vec m(rt, corpus, o, data_parallel_loop(c, "word2vec", "word vectors"));

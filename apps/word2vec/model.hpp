@@ -66,7 +66,8 @@ struct Fit {
 /// as word2vec and fastText start (the output rows start at 0).
 inline float initial_value(std::uint64_t seed, std::int64_t w, int j, int dim) {
   const CounterRng rng(seed, 0x57'32'56'49);
-  const double u = rng.uniform(static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(dim) + static_cast<std::uint64_t>(j));
+  const double u =
+      rng.uniform(static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(dim) + static_cast<std::uint64_t>(j));
   return static_cast<float>((u - 0.5) / dim);
 }
 
@@ -131,7 +132,8 @@ class Draws {
   Draws(std::uint64_t seed, int pass, std::int64_t sentence)
       : rng_(seed, (static_cast<std::uint64_t>(pass) << 40) ^ static_cast<std::uint64_t>(sentence)) {}
   /// The words of `s` that sub-sampling keeps, into `kept`.
-  void keep(const Sentences& corpus, const Sentence& s, const std::vector<float>& chance, std::vector<std::int32_t>& kept) {
+  void keep(const Sentences& corpus, const Sentence& s, const std::vector<float>& chance,
+            std::vector<std::int32_t>& kept) {
     kept.clear();
     for (std::int64_t t = s.begin; t < s.begin + s.count; ++t) {
       const std::int32_t w = corpus.tokens[static_cast<std::size_t>(t)];
@@ -195,7 +197,8 @@ inline constexpr std::int64_t kMaxTestPairs = 200'000;
 /// The pairs of a sentence of n words with windows of `window`.
 inline std::int64_t pairs_of(std::int64_t n, int window) {
   std::int64_t pairs = 0;
-  for (std::int64_t i = 0; i < n; ++i) pairs += std::min<std::int64_t>(i, window) + std::min<std::int64_t>(n - 1 - i, window);
+  for (std::int64_t i = 0; i < n; ++i)
+    pairs += std::min<std::int64_t>(i, window) + std::min<std::int64_t>(n - 1 - i, window);
   return pairs;
 }
 

@@ -47,7 +47,8 @@ std::vector<std::int32_t> finish(Corpus& c, const RawCorpus& raw, int min_count)
   std::int64_t begin = 0;
   for (std::size_t line = 0; line < raw.line_end.size(); ++line) {
     if (!raw.held_out[line])
-      for (std::int64_t t = begin; t < raw.line_end[line]; ++t) ++count[static_cast<std::size_t>(raw.tokens[static_cast<std::size_t>(t)])];
+      for (std::int64_t t = begin; t < raw.line_end[line]; ++t)
+        ++count[static_cast<std::size_t>(raw.tokens[static_cast<std::size_t>(t)])];
     begin = raw.line_end[line];
   }
   std::vector<std::int32_t> order;
@@ -166,8 +167,8 @@ Corpus generate(const SyntheticSpec& s, double holdout, int min_count, std::uint
 Corpus corpus_from_text(const std::string& path, std::string_view text, double holdout, int min_count,
                         std::uint64_t seed) {
   const CounterRng held(seed, kHoldoutStream);
-  const RawCorpus raw =
-      read_words(path, text, [&](std::int64_t line) { return held.uniform(static_cast<std::uint64_t>(line)) < holdout; });
+  const RawCorpus raw = read_words(
+      path, text, [&](std::int64_t line) { return held.uniform(static_cast<std::uint64_t>(line)) < holdout; });
   Corpus c;
   finish(c, raw, min_count);
   if (c.train.tokens.empty())
@@ -212,7 +213,9 @@ double planted_similarity(const Corpus& c, const std::vector<float>& vectors, in
   std::vector<std::int32_t> at(static_cast<std::size_t>(c.ring), -1);  // ring position -> word id
   for (std::size_t w = 0; w < c.planted.size(); ++w)
     if (c.planted[w] >= 0) at[static_cast<std::size_t>(c.planted[w])] = static_cast<std::int32_t>(w);
-  auto row = [&](std::int32_t w) { return vectors.data() + static_cast<std::size_t>(w) * static_cast<std::size_t>(dim); };
+  auto row = [&](std::int32_t w) {
+    return vectors.data() + static_cast<std::size_t>(w) * static_cast<std::size_t>(dim);
+  };
   auto cosine = [&](std::int32_t a, std::int32_t b) {
     double ab = 0, aa = 0, bb = 0;
     for (int j = 0; j < dim; ++j) {

@@ -32,7 +32,8 @@ double SerialWord2vec::window(std::int32_t word, int m, float lr, Draws& draws, 
   }
   for (std::size_t j = 0; j < static_cast<std::size_t>(m); ++j)
     kernels::axpy(1.0f, s.in_step.data() + j * dim_, in_row(s.context[j]), dim_);
-  for (std::size_t k = 0; k < targets; ++k) kernels::axpy(1.0f, s.out_step.data() + k * dim_, out_row(s.target[k]), dim_);
+  for (std::size_t k = 0; k < targets; ++k)
+    kernels::axpy(1.0f, s.out_step.data() + k * dim_, out_row(s.target[k]), dim_);
   return loss;
 }
 

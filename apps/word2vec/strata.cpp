@@ -17,11 +17,12 @@ struct StrataWord2vec::Access {
 };
 
 StrataWord2vec::StrataWord2vec(Runtime& rt, const Corpus& corpus, const Options& options, const LoopOptions& loop)
-    : rt_(rt), c_(corpus), o_(options), loop_(loop), dim_(static_cast<std::size_t>(options.dim)), noise_(corpus.counts, options.noise_power),
-      chance_(keep_chances(corpus.counts, options.subsample)), S_(array_of(rt, corpus.train.list)),
-      T_(array_of(rt, corpus.test.list)),
-      in_(DistArray<float, 2>::generate(rt, {static_cast<std::int64_t>(corpus.words.size()), options.dim},
-                                        [&](const Index<2>& i) { return initial_value(o_.seed, i[0], static_cast<int>(i[1]), o_.dim); })),
+    : rt_(rt), c_(corpus), o_(options), loop_(loop), dim_(static_cast<std::size_t>(options.dim)),
+      noise_(corpus.counts, options.noise_power), chance_(keep_chances(corpus.counts, options.subsample)),
+      S_(array_of(rt, corpus.train.list)), T_(array_of(rt, corpus.test.list)),
+      in_(DistArray<float, 2>::generate(
+          rt, {static_cast<std::int64_t>(corpus.words.size()), options.dim},
+          [&](const Index<2>& i) { return initial_value(o_.seed, i[0], static_cast<int>(i[1]), o_.dim); })),
       out_(DistArray<float, 2>::zeros(rt, {static_cast<std::int64_t>(corpus.words.size()), options.dim})),
       pass_loss_(rt), pass_pairs_(rt) {
   in_.set_name("in");
@@ -60,7 +61,8 @@ double StrataWord2vec::window(const Access& a, std::int32_t word, int m, float l
   }
   for (std::size_t j = 0; j < static_cast<std::size_t>(m); ++j)
     a.in_sum.add_row(s.context[j], std::span<const float>(s.in_step.data() + j * dim_, dim_));
-  for (std::size_t k = 0; k < targets; ++k) a.out_sum.add_row(s.target[k], std::span<const float>(s.out_step.data() + k * dim_, dim_));
+  for (std::size_t k = 0; k < targets; ++k)
+    a.out_sum.add_row(s.target[k], std::span<const float>(s.out_step.data() + k * dim_, dim_));
   return loss;
 }
 

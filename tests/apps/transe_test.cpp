@@ -90,7 +90,8 @@ TEST(TranseModel, RanksCountCloserEntities) {
   const std::vector<float> e = {0, 1, 2, 2, 5};
   const float r = 2;
   float q = 0;
-  const Ranks k = rank_triple(g, g.test[0], &r, o, &q, [&](std::int32_t id) { return &e[static_cast<std::size_t>(id)]; });
+  const Ranks k =
+      rank_triple(g, g.test[0], &r, o, &q, [&](std::int32_t id) { return &e[static_cast<std::size_t>(id)]; });
   ASSERT_EQ(k.count, 2);
   // Tail: q = 2; distances 2, 1, 0, (truth 0), 3: entity 2 ties (half); raw rank 1.5,
   // filtered 1 ((0, 0, 2) is a known triple). Head: q = 3 - 2 = 0... truth 0 is at

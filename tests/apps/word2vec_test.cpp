@@ -107,7 +107,8 @@ TEST(Word2vecModel, NoiseDrawsUnigramToTheThreeQuarters) {
   std::vector<double> seen(counts.size(), 0);
   const CounterRng rng(5);
   constexpr int kDraws = 400'000;
-  for (int k = 0; k < kDraws; ++k) ++seen[static_cast<std::size_t>(noise.draw(rng.bits(static_cast<std::uint64_t>(k))))];
+  for (int k = 0; k < kDraws; ++k)
+    ++seen[static_cast<std::size_t>(noise.draw(rng.bits(static_cast<std::uint64_t>(k))))];
   for (std::size_t w = 0; w < counts.size(); ++w) {
     const double p = want[w] / total;
     EXPECT_NEAR(seen[w] / kDraws, p, 4 * std::sqrt(p * (1 - p) / kDraws) + 1e-4) << "word " << w;

@@ -131,7 +131,9 @@ void check_matrix_rows(Consistency c) {
       switch (i[0] % 4) {
         case 0: wb.add_row(row_of(i[0]), std::span<const float>(d, kCols)); break;
         case 1: buf.add_row(row_of(i[0]), std::span<const float>(d, kCols)); break;
-        case 2: wb.add_scaled_row(row_of(i[0]), static_cast<float>(i[0] % 7 + 1), std::span<const float>(x, kCols)); break;
+        case 2:
+          wb.add_scaled_row(row_of(i[0]), static_cast<float>(i[0] % 7 + 1), std::span<const float>(x, kCols));
+          break;
         default:
           for (std::int64_t j = 0; j < kCols; ++j) wb.add({row_of(i[0]), j}, d[j]);
       }
@@ -170,10 +172,12 @@ TEST(RelaxedRows, RowsThatDoNotFitAreRefused) {
   EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_row(kRows, row); }),
                ShapeError);
   EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.add_row(-1, row); }), ShapeError);
-  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_scaled_row(0, 2.0f, short_row); }),
-               ShapeError);
-  EXPECT_THROW(parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_scaled_row(kRows, 2.0f, row); }),
-               ShapeError);
+  EXPECT_THROW(
+      parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_scaled_row(0, 2.0f, short_row); }),
+      ShapeError);
+  EXPECT_THROW(
+      parallel_for(space, [&](const Index<1>&, std::int64_t) { buf.writer().add_scaled_row(kRows, 2.0f, row); }),
+      ShapeError);
 }
 
 // Hybrid through a writer's row adds: a worker reads its own row's adds at once (the
