@@ -28,9 +28,11 @@
 //   computes what BSP does.
 //
 // - Hybrid (strata::hybrid()): lock-free within a rank, synchronous across ranks.
-//   A delta written through the Buffer is also added at once, atomically, to the
-//   rank's cached copy, so the rank's other threads read it in the same clock (as in
-//   Hogwild); other ranks see it after the clock, as under BSP. The cached copy sums
+//   A delta written through the Buffer is also added at once to the rank's cached
+//   copy (atomically for a number, with plain adds for a row), so the rank's other
+//   threads read it in the same clock (as in Hogwild); other ranks see it after the
+//   clock, as under BSP. On one rank the copy is the array, so two threads adding to
+//   one row at once may lose an add for good, as Hogwild's do. The cached copy sums
 //   deltas, so Hybrid needs apply::sum().
 // - Read-my-writes (.read_my_writes(), Bösen's): like Hybrid's folding, a worker's adds
 //   reach the rank's cache at once, so a coarse clock does not take a thousand steps

@@ -45,7 +45,8 @@ inline constexpr int kMaxThreadsPerRank = 1024;
 
 struct RuntimeOptions {
   /// Threads of this rank's pool, at most kMaxThreadsPerRank; 0 = cores of the host
-  /// divided by ranks on the host.
+  /// divided by ranks on the host, at most the CPUs the process is bound to. A count
+  /// above the bound CPUs is logged as a warning (mpirun binds ranks to one core).
   int threads = 0;
   /// Seconds any blocking wait may take before it fails with TimeoutError.
   double timeout_seconds = 60.0;

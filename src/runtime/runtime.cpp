@@ -1,6 +1,7 @@
 #include "strata/runtime.hpp"
 
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -34,6 +35,15 @@ double parse_seconds_option(std::string_view name, std::string_view text) {
   if (s.empty() || *end != '\0' || !(v > 0))
     throw OptionError(fmt::format("{}: expected a positive number of seconds, got '{}'", name, text));
   return v;
+}
+
+// The CPUs this process may run on (its affinity mask; mpirun binds each rank to one
+// core by default), or 0 where the mask cannot be read.
+int cpus_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
 }
 
 std::uint64_t parse_seed_option(std::string_view name, std::string_view text) {
@@ -180,10 +190,21 @@ void Runtime::start(RuntimeOptions options) {
     ranks_on_host_ = 1;
   }
   logger_ = std::make_unique<Logger>(comm_->rank(), comm_->size(), options.log_level);
+  // Threads beyond the CPUs the process is bound to take turns on them: the default
+  // stays within the mask, and an explicit count above it is run but warned about,
+  // since a rank bound to one core (Open MPI's default for up to two ranks) runs its
+  // threads one at a time.
+  const int allowed = cpus_allowed();
   int threads = options.threads;
   if (threads <= 0) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     threads = std::max(1, cores / std::max(1, ranks_on_host_));
+    if (allowed > 0) threads = std::min(threads, allowed);
+  } else if (allowed > 0 && threads > allowed) {
+    logger_->log(LogLevel::warn,
+                 "{} threads asked for, but this process may run on {} CPU{} only (its affinity mask): the threads "
+                 "will take turns; under mpirun pass --bind-to none or --map-by slot:PE={}",
+                 threads, allowed, allowed == 1 ? "" : "s", threads);
   }
   options_.threads = threads;
   pool_ = std::make_unique<ThreadPool>(threads);

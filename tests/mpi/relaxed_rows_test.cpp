@@ -44,6 +44,30 @@ std::vector<float> expected_sums(std::int64_t n, int passes) {
   return sums;
 }
 
+// On one rank Hybrid and read-my-writes add a row into the array itself with plain
+// adds, as Hogwild does: two threads adding to one row at once may lose one of the
+// adds for good (docs/relaxed_rows.md). Every other layout keeps every add.
+bool row_adds_may_race(const Consistency& c) { return rt().size() == 1 && rt().threads() > 1 && c.folds(); }
+
+// The sums after a pass: exactly `want`, or where row adds may race a part of it.
+// Every delta is positive, so then an element holds at most its sum, and the losses
+// of a few simultaneous adds stay far below half of all that was added.
+void expect_sums(const std::vector<float>& got, const std::vector<float>& want, const Consistency& c, int pass) {
+  ASSERT_EQ(got.size(), want.size());
+  if (!row_adds_may_race(c)) {
+    for (std::size_t k = 0; k < want.size(); ++k)
+      ASSERT_EQ(got[k], want[k]) << "row " << k / kCols << " column " << k % kCols << " after pass " << pass;
+    return;
+  }
+  double got_total = 0, want_total = 0;
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    ASSERT_LE(got[k], want[k]) << "row " << k / kCols << " column " << k % kCols << " after pass " << pass;
+    got_total += got[k];
+    want_total += want[k];
+  }
+  EXPECT_GT(got_total, 0.5 * want_total) << "after pass " << pass;
+}
+
 DistArray<std::int64_t, 1> samples(std::int64_t n) {
   return DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
 }
@@ -65,12 +89,9 @@ void check_row_struct(Consistency c) {
       if (i[0] % 2) buf.writer().add({row_of(i[0])}, d);
       else buf.add({row_of(i[0])}, d);
     });
-    const auto want = expected_sums(n, pass);
-    const auto got = model.gather();
-    for (std::int64_t r = 0; r < kRows; ++r)
-      for (std::int64_t j = 0; j < kCols; ++j)
-        ASSERT_EQ(got[static_cast<std::size_t>(r)].v[j], want[static_cast<std::size_t>(r * kCols + j)])
-            << "row " << r << " column " << j << " after pass " << pass;
+    std::vector<float> got;
+    for (const Vec& row : model.gather()) got.insert(got.end(), row.v, row.v + kCols);
+    expect_sums(got, expected_sums(n, pass), c, pass);
   }
   EXPECT_EQ(mismatches.load(), 0);
 }
@@ -138,7 +159,7 @@ void check_matrix_rows(Consistency c) {
           for (std::int64_t j = 0; j < kCols; ++j) wb.add({row_of(i[0]), j}, d[j]);
       }
     });
-    EXPECT_EQ(m.gather(), expected_sums(n, pass)) << "pass " << pass;
+    expect_sums(m.gather(), expected_sums(n, pass), c, pass);
   }
   EXPECT_EQ(mismatches.load(), 0);
 }
