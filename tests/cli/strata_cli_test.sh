@@ -32,6 +32,18 @@ grep -v '^#' m1.csv | cut -d, -f6- >l1.txt
 grep -v '^#' m2.csv | cut -d, -f6- >l2.txt
 cmp -s l1.txt l2.txt || fail "losses of 1x2 and 2x1 differ: $(paste -d' ' l1.txt l2.txt)"
 
+# A process bound to one CPU (as mpirun binds a rank) defaults to one thread, and
+# more threads asked for are run but warned about, with the launcher's remedy.
+if command -v taskset >/dev/null; then
+  taskset -c 0 "$strata" train mf --synthetic "$small" --epochs 1 --rank 8 >bound1.txt 2>&1 ||
+    fail "bound run failed: $(cat bound1.txt)"
+  grep -q "1 rank(s) x 1 thread(s)" bound1.txt || fail "a process bound to one CPU should default to 1 thread"
+  taskset -c 0 "$strata" train mf --synthetic "$small" --epochs 1 --rank 8 --threads 2 >bound2.txt 2>&1 ||
+    fail "bound run with 2 threads failed: $(cat bound2.txt)"
+  grep -q "2 threads asked for, but this process may run on 1 CPU only.*--bind-to none" bound2.txt ||
+    fail "no warning for 2 threads on one CPU: $(cat bound2.txt)"
+fi
+
 # The serial program and the forced data-parallel plan run too.
 "$strata" train mf --synthetic "$small" --epochs 2 --rank 8 --serial --metrics serial.csv >/dev/null 2>&1 ||
   fail "--serial failed"
