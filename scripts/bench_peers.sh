@@ -4,14 +4,16 @@
 # (/usr/bin/time -v: wall clock, peak memory) with every pass's held-out figure
 # stamped with the wall-clock second it was printed at.
 #
-#   [LIBMF_DIR=../shared/peers/libmf] scripts/bench_peers.sh [OUT_DIR]
+#   [LIBMF_DIR=../shared/peers/libmf] [WARPLDA_DIR=../shared/peers/warplda] scripts/bench_peers.sh [OUT_DIR]
 #
-# APPS (default "mf slr mlr word2vec"; mf needs LIBMF_DIR and is left out without it)
-# picks the parts: mf against LIBMF (scripts/lib/peers_mf.sh), slr against liblinear
-# and scikit-learn's SGD (scripts/lib/peers_slr.sh), mlr against liblinear and
-# scikit-learn's SGD and softmax regression (scripts/lib/peers_mlr.sh; Debian's
-# liblinear-tools and python3-sklearn, installed when missing), word2vec against
-# fastText (scripts/lib/peers_word2vec.sh; Debian's fasttext). Each part says its settings and files.
+# APPS (default "mf slr mlr word2vec lda"; mf needs LIBMF_DIR and lda WARPLDA_DIR, each
+# left out without it) picks the parts: mf against LIBMF (scripts/lib/peers_mf.sh), slr
+# against liblinear and scikit-learn's SGD (scripts/lib/peers_slr.sh), mlr against
+# liblinear and scikit-learn's SGD and softmax regression (scripts/lib/peers_mlr.sh;
+# Debian's liblinear-tools and python3-sklearn, installed when missing), word2vec against
+# fastText (scripts/lib/peers_word2vec.sh; Debian's fasttext), lda against WarpLDA
+# (scripts/lib/peers_lda.sh; built with Debian's libgflags-dev and libnuma-dev, installed
+# when missing). Each part says its settings and files.
 # Common settings: BUILD (Strata's build dir, default build), REPS (rounds of the
 # alternation, default 3).
 set -euo pipefail
@@ -22,13 +24,18 @@ source "$here/lib/peers_mf.sh"
 source "$here/lib/peers_slr.sh"
 source "$here/lib/peers_mlr.sh"
 source "$here/lib/peers_word2vec.sh"
+source "$here/lib/peers_lda.sh"
 strata_mpi_env
 out=$(mkdir -p "${1:-bench-peers}" && cd "${1:-bench-peers}" && pwd)
 build=$(cd "${BUILD:-$root/build}" && pwd)
 reps=${REPS:-3}
 strata=$build/tools/strata/strata
-apps=${APPS:-mf slr mlr word2vec}
-[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps="slr mlr word2vec"
+apps=${APPS:-mf slr mlr word2vec lda}
+[ -z "${LIBMF_DIR:-}" ] && [ -z "${APPS:-}" ] && apps=${apps#mf }
+if [ -z "${WARPLDA_DIR:-}" ] && [ -z "${APPS:-}" ]; then
+  apps=${apps% lda}
+  echo "bench_peers.sh: WARPLDA_DIR is not set: leaving out the lda part (WarpLDA against strata train lda)"
+fi
 
 # Runs a command, stamping each output line with the seconds since it started.
 stamped() {
@@ -84,6 +91,7 @@ for app in $apps; do
     slr) bench_slr ;;
     mlr) bench_mlr ;;
     word2vec) bench_word2vec ;;
-    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr, mlr, word2vec)" >&2; exit 2 ;;
+    lda) bench_lda ;;
+    *) echo "bench_peers.sh: unknown app '$app' in APPS (mf, slr, mlr, word2vec, lda)" >&2; exit 2 ;;
   esac
 done

@@ -10,6 +10,7 @@
 #include "common/data_file.hpp"
 #include "common/memory_needs.hpp"
 #include "common/train_loop.hpp"
+#include "lda/mh_sampler.hpp"
 #include "lda/serial.hpp"
 #include "lda/strata.hpp"
 #include "strata/io/checkpoint.hpp"
@@ -66,6 +67,8 @@ lda::Options make_options(const RunConfig& c) {
   o.slices = static_cast<int>(c.options.integer("slices", 0, 1024));
   if (o.rounds > 0 && o.slices > 0 && o.rounds % o.slices != 0)
     throw OptionError(fmt::format("--slices {} must divide --rounds {}", o.slices, o.rounds));
+  o.sampler = c.options.choice("sampler", {"sparse", "mh"}) == "mh" ? lda::Sampler::mh : lda::Sampler::sparse;
+  o.mh_steps = static_cast<int>(c.options.integer("mh-steps", 1, lda::ChainStreams::kMaxSteps));
   o.seed = c.seed;
   return o;
 }
@@ -143,10 +146,13 @@ DistArray<std::int32_t, 2> as_counts(DistArray<std::int32_t, 2>& rows, int K) {
 }
 
 void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const PassCallback& report) {
+  const lda::Options o = make_options(c);  // a bad option is refused before the data is read
   const lda::Problem p = make_problem(rt, c);
-  const lda::Options o = make_options(c);
   const int top = static_cast<int>(c.options.integer("top-words", 0, 1000));
-  info(fmt::format("{}; {} topics, alpha {}, beta {}; SparseLDA sampler", p.source, o.topics, o.alpha, o.beta));
+  const std::string sampler = o.sampler == lda::Sampler::mh
+                                  ? fmt::format("Metropolis-Hastings sampler, {} cycles a token", o.mh_steps)
+                                  : std::string("SparseLDA sampler");
+  info(fmt::format("{}; {} topics, alpha {}, beta {}; {}", p.source, o.topics, o.alpha, o.beta, sampler));
   if (c.serial) {
     lda::SerialLda m(p, o);
     run_passes(rt, c, p.tokens, report, [&] { m.pass(); }, [&] { return metrics(m.loglik_per_token()); });
@@ -167,8 +173,9 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
+  const lda::Options o = make_options(c);
   const lda::Problem p = make_problem(rt, c);
-  lda::StrataLda m(rt, p, make_options(c), c.plan);
+  lda::StrataLda m(rt, p, o, c.plan);
   m.explain();
 }
 

@@ -2,6 +2,8 @@
 // LDA looks like on a parameter server, for comparison with the dependence-aware plan.
 #include "lda/strata.hpp"
 
+#include "lda/mh_sampler.hpp"
+
 namespace strata::apps::lda {
 
 namespace {
@@ -26,6 +28,7 @@ struct WithoutToken {
 // this opens against serial Gibbs sampling is what the dependence-aware plan avoids.
 void StrataLda::pass_data_parallel() {
   const CounterRng rng = pass_rng(o_.seed, ++passes_);
+  const ChainStreams chains(o_.seed, passes_, o_.mh_steps);
   const int K = o_.topics;
   report_ = run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
     TopicRow doc(doc_topic_.row(t[0]), K);
@@ -34,7 +37,11 @@ void StrataLda::pass_data_parallel() {
     doc.remove(z);
     word_buf_->add({t[1], z}, -1);
     totals_buf_->add({z}, -1);
-    z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
+    if (o_.sampler == Sampler::mh)
+      z = mh_draw(doc, word, word_proposal_.read_row(t[1]).data(), dense_proposal_.read_row(0).data(), inv, K, o_,
+                  z, chains, token_counter(t));
+    else
+      z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
     doc.add(z);
     word_buf_->add({t[1], z}, 1);
     totals_buf_->add({z}, 1);

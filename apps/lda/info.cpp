@@ -7,7 +7,7 @@ namespace strata::apps {
 AppInfo lda_info() {
   AppInfo a;
   a.name = "lda";
-  a.summary = "topic model (LDA) by collapsed Gibbs sampling, SparseLDA buckets; expected plan: 2-D over (doc, word)";
+  a.summary = "topic model (LDA) by collapsed Gibbs sampling (SparseLDA or Metropolis-Hastings); expected plan: 2-D over (doc, word)";
   a.unit = "tokens";
   a.synthetic_keys = Settings("--synthetic ");
   a.synthetic_keys.declare("docs", "2000", "documents")
@@ -17,6 +17,10 @@ AppInfo lda_info() {
   a.options.declare("topics", "auto", "topics K to learn (auto: the planted topics on synthetic data, else 20)")
       .declare("alpha", "0.1", "Dirichlet prior of document-topic distributions")
       .declare("beta", "0.01", "Dirichlet prior of topic-word distributions")
+      .declare("sampler", "sparse",
+               "sparse: SparseLDA's exact draw, O(topics of the document and of the word) a token; mh: "
+               "Metropolis-Hastings over document and word proposals (LightLDA's), O(topics of the document)")
+      .declare("mh-steps", "2", "mh: cycles of a document and a word move per token (1-16)")
       .declare("top-words", "10", "words listed per topic after training (0: none)")
       .declare("rounds", "0", "2-D plan: times the word blocks go round the workers per pass (0: Strata's choice)")
       .declare("slices", "0",

@@ -24,11 +24,17 @@
 
 namespace strata::apps::lda {
 
+/// How a token's new topic is drawn: SparseLDA's exact conditional (below), or a
+/// short Metropolis-Hastings chain of cheap proposals (mh_sampler.hpp).
+enum class Sampler { sparse, mh };
+
 struct Options {
   int topics = 20;      ///< K
   double alpha = 0.1;   ///< symmetric Dirichlet prior of document-topic distributions
   double beta = 0.01;   ///< symmetric Dirichlet prior of topic-word distributions
   std::uint64_t seed = 42;
+  Sampler sampler = Sampler::sparse;
+  int mh_steps = 2;  ///< Metropolis-Hastings: cycles of a document and a word move per token
   int blocks_per_worker = 0;  ///< 2-D plans: time blocks per worker (0: Strata's choice)
   int rounds = 0;             ///< 2-D plans: rounds of the word blocks per pass (0: Strata's choice)
   int slices = 0;             ///< 2-D plans: slices of each worker's documents (0: Strata's choice)

@@ -3,6 +3,8 @@
 // The sampler itself (SparseLDA's buckets) is in model.hpp, the rows in topic_row.hpp.
 #include "lda/serial.hpp"
 
+#include "lda/mh_sampler.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -47,6 +49,7 @@ SerialLda::SerialLda(const Problem& problem, const Options& options, Totals tota
 
 void SerialLda::pass() {
   const CounterRng rng = pass_rng(o_.seed, ++passes_);
+  const ChainStreams chains(o_.seed, passes_, o_.mh_steps);
   const int K = o_.topics;
   auto sample = [&](const Token& t, std::int32_t& z) {
     TopicRow doc(row(doc_topic_, t[0], K), K), word(row(word_topic_, t[1], K), K);
@@ -54,7 +57,11 @@ void SerialLda::pass() {
     doc.remove(z);
     word.remove(z);
     add_total(z, -1);
-    z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
+    if (o_.sampler == Sampler::mh)
+      z = mh_draw(doc, word, &word_proposal_[static_cast<std::size_t>(t[1] * word_proposal_width(K))],
+                  dense_proposal_.data(), inv, K, o_, z, chains, token_counter(t));
+    else
+      z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
     doc.add(z);
     word.add(z);
     add_total(z, 1);
@@ -85,6 +92,18 @@ void SerialLda::add_total(std::int32_t k, std::int64_t delta) {
 void SerialLda::end_pass() {
   for (std::size_t k = 0; k < totals_.size(); ++k) totals_[k] += std::exchange(pending_[k], 0);
   inv_ = coefficients(totals_, o_, p_.words);
+  if (o_.sampler != Sampler::mh) return;
+  // The Metropolis-Hastings proposals of the next pass, from the counts as it begins.
+  const int K = o_.topics;
+  AliasBuilder alias;
+  std::vector<double> weights;
+  dense_proposal_.resize(static_cast<std::size_t>(dense_proposal_width(K)));
+  build_dense_proposal(inv_.data(), K, o_, dense_proposal_, alias);
+  const auto width = static_cast<std::size_t>(word_proposal_width(K));
+  word_proposal_.resize(static_cast<std::size_t>(p_.words) * width);
+  for (std::int64_t w = 0; w < p_.words; ++w)
+    build_word_proposal(TopicRowView(read_row(word_topic_, w, K), K), dense_proposal_.data(), K,
+                        std::span(&word_proposal_[static_cast<std::size_t>(w) * width], width), alias, weights);
 }
 
 double SerialLda::loglik_per_token() const {

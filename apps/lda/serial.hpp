@@ -42,6 +42,9 @@ class SerialLda {
   std::vector<std::int32_t> z_, doc_topic_, word_topic_;
   std::vector<std::int64_t> totals_, pending_;
   std::vector<double> inv_;     // coefficients(totals_): inv[k], then s
+  // Sampler::mh only: the proposals as the pass began (mh_sampler.hpp).
+  std::vector<std::int32_t> word_proposal_;  // words x word_proposal_width(K)
+  std::vector<double> dense_proposal_;       // dense_proposal_width(K)
   std::vector<std::int64_t> order_;  // positions in tokens_; empty: corpus order
 };
 

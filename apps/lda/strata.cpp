@@ -4,6 +4,8 @@
 // data-parallel variant is in data_parallel.cpp.
 #include "lda/strata.hpp"
 
+#include "lda/mh_sampler.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -39,12 +41,19 @@ StrataLda::StrataLda(Runtime& rt, const Problem& problem, const Options& options
       doc_topic_(DistArray<std::int32_t, 2>::zeros(rt, {problem.docs, topic_row_width(options.topics)})),
       word_topic_(DistArray<std::int32_t, 2>::zeros(rt, {problem.words, topic_row_width(options.topics)})),
       totals_(DistArray<std::int64_t, 1>::zeros(rt, {options.topics})),
-      inv_(DistArray<double, 2>::zeros(rt, {1, options.topics + 1})) {
+      inv_(DistArray<double, 2>::zeros(rt, {1, options.topics + 1})),
+      word_proposal_(options.sampler == Sampler::mh
+                         ? DistArray<std::int32_t, 2>::zeros(rt, {problem.words, word_proposal_width(options.topics)},
+                                                             Partition::range(0, word_topic_.distribution().bounds()))
+                         : DistArray<std::int32_t, 2>::zeros(rt, {1, 1})),
+      dense_proposal_(DistArray<double, 2>::zeros(rt, {1, dense_proposal_width(options.topics)})) {
   z_.set_name("z");
   doc_topic_.set_name("doc_topic");
   word_topic_.set_name("word_topic");
   totals_.set_name("topic_totals");
   inv_.set_name("coefficients");
+  word_proposal_.set_name("word_proposal");
+  dense_proposal_.set_name("dense_proposal");
   const int K = o_.topics;
   // Every token starts with a topic drawn from its own counter, so each rank counts
   // the rows it holds from the corpus, in corpus order like serial.cpp.
@@ -71,6 +80,7 @@ StrataLda::StrataLda(Runtime& rt, const Problem& problem, const Options& options
 void StrataLda::pass() {
   if (data_parallel_) return pass_data_parallel();
   const CounterRng rng = pass_rng(o_.seed, ++passes_);
+  const ChainStreams chains(o_.seed, passes_, o_.mh_steps);
   const int K = o_.topics;
   report_ = run_or_explain(explaining_, z_, [&](const Token& t, std::int32_t& z) {
     TopicRow doc(doc_topic_.row(t[0]), K), word(word_topic_.row(t[1]), K);
@@ -78,7 +88,11 @@ void StrataLda::pass() {
     doc.remove(z);
     word.remove(z);
     totals_buf_->add({z}, -1);
-    z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
+    if (o_.sampler == Sampler::mh)
+      z = mh_draw(doc, word, word_proposal_.read_row(t[1]).data(), dense_proposal_.read_row(0).data(), inv, K, o_,
+                  z, chains, token_counter(t));
+    else
+      z = draw_topic(doc, word, inv, K, o_, rng.uniform(token_counter(t)));
     doc.add(z);
     word.add(z);
     totals_buf_->add({z}, 1);
@@ -91,6 +105,26 @@ void StrataLda::pass() {
 void StrataLda::end_pass() {
   const auto inv = coefficients(totals_.gather(), o_, p_.words);
   if (inv_.is_local({0, 0})) std::copy(inv.begin(), inv.end(), inv_.row(0).begin());
+  if (o_.sampler != Sampler::mh || explaining_) return;
+  // The Metropolis-Hastings proposals of the next pass, from the counts as it begins:
+  // every rank builds the shared part and the rows of the words it holds.
+  const int K = o_.topics;
+  AliasBuilder alias;
+  std::vector<double> dense(static_cast<std::size_t>(dense_proposal_width(K))), weights;
+  build_dense_proposal(inv.data(), K, o_, dense, alias);
+  if (dense_proposal_.is_local({0, 0})) std::copy(dense.begin(), dense.end(), dense_proposal_.row(0).begin());
+  // A loop may leave the word rows split at other bounds: the proposals follow them.
+  if (word_proposal_.distribution().bounds() != word_topic_.distribution().bounds()) {
+    word_proposal_ = DistArray<std::int32_t, 2>::zeros(rt_, {p_.words, word_proposal_width(K)},
+                                                       Partition::range(0, word_topic_.distribution().bounds()));
+    word_proposal_.set_name("word_proposal");
+  }
+  const IndexSet& mine = word_topic_.local_box()[0];
+  for (std::int64_t i = 0; i < mine.size(); ++i) {
+    const std::int64_t w = mine.global(i);
+    build_word_proposal(TopicRowView(word_topic_.read_row(w), K), dense.data(), K, word_proposal_.row(w), alias,
+                        weights);
+  }
 }
 
 double StrataLda::loglik_per_token() {

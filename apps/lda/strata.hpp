@@ -51,6 +51,10 @@ class StrataLda {
   DistArray<std::int32_t, 2> doc_topic_, word_topic_;
   DistArray<std::int64_t, 1> totals_;
   DistArray<double, 2> inv_;  // 1 x (K + 1): coefficients(totals) as the pass began
+  // Sampler::mh: the proposals as the pass began (mh_sampler.hpp), laid out as the
+  // word rows (1 row when unused) and one shared row.
+  DistArray<std::int32_t, 2> word_proposal_;
+  DistArray<double, 2> dense_proposal_;
   std::unique_ptr<Buffer<std::int64_t, 1>> totals_buf_;
   std::unique_ptr<Buffer<std::int32_t, 2>> word_buf_;  // data-parallel variant only
   LoopReport report_;

@@ -101,7 +101,7 @@ mlr_strata() {  # set rep label "options" [launcher...]
   stamped /usr/bin/time -v "$@" "$strata" train mlr --data "$dir/train.svm" --test "$dir/test.svm" --epochs "$passes" \
     $how $opts --metrics "$csv" >"$log"
   local header loss acc
-  header=$(grep -v '^#' "$csv" | head -1 | tr ',' '\n')
+  header=$(grep -v '^#' "$csv" | sed -n 1p | tr ',' '\n')
   loss=$(echo "$header" | grep -n '^test_loss$' | cut -d: -f1)
   acc=$(echo "$header" | grep -n '^test_accuracy$' | cut -d: -f1)
   paste -d' ' <(sed -n 's/^\([0-9.]*\) pass \([0-9]*\)\/.*/\1/p' "$log") \

@@ -103,7 +103,7 @@ slr_strata() {  # set rep label threads [launcher...]
   stamped /usr/bin/time -v "$@" "$strata" train slr --data "$dir/train.svm" --test "$dir/test.svm" --epochs "$passes" \
     --threads "$threads" $opts --metrics "$out/$set-$label-$rep.csv" >"$log"
   local col
-  col=$(grep -v '^#' "$out/$set-$label-$rep.csv" | head -1 | tr ',' '\n' | grep -n '^test_loss$' | cut -d: -f1)
+  col=$(grep -v '^#' "$out/$set-$label-$rep.csv" | sed -n 1p | tr ',' '\n' | grep -n '^test_loss$' | cut -d: -f1)
   paste -d' ' <(sed -n 's/^\([0-9.]*\) pass \([0-9]*\)\/.*/\1/p' "$log") \
     <(grep -v '^#' "$out/$set-$label-$rep.csv" | tail -n +2 | cut -d, -f"$col") |
     awk -v set="$set" -v l="$label $opts" -v rep="$rep" '{ printf "%s,%s,%d,%s,%s\n", set, l, rep, $1, $2 }' \

@@ -4,10 +4,13 @@
 // these with 1, 2 and 4 ranks, 1 and 2 threads each.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "common/app.hpp"
+#include "lda/mh_sampler.hpp"
 #include "lda/problem.hpp"
 #include "lda/serial.hpp"
 #include "lda/strata.hpp"
@@ -30,12 +33,15 @@ lda::Problem small_corpus(std::uint64_t seed = 3) {
   return lda::generate(s, seed);
 }
 
-lda::Options options(int topics = 5) {
+lda::Options options(int topics = 5, lda::Sampler sampler = lda::Sampler::sparse) {
   lda::Options o;
   o.topics = topics;
   o.seed = 11;
+  o.sampler = sampler;
   return o;
 }
+
+lda::Options mh(int topics = 5) { return options(topics, lda::Sampler::mh); }
 
 // The model of a Strata run, gathered on every rank.
 struct Model {
@@ -100,13 +106,15 @@ TEST(Lda, PlanIsTwoDOverDocumentsAndWords) {
 
 TEST(Lda, CountsMatchTheAssignmentsAfterPasses) {
   const auto p = small_corpus();
-  for (const auto plan : {std::optional<analysis::Strategy>{}, std::optional{analysis::Strategy::data_parallel}}) {
-    lda::StrataLda m(rt(), p, options(), plan);
-    expect_consistent(p, 5, gather(m));
-    for (int pass = 0; pass < 3; ++pass) m.pass();
-    SCOPED_TRACE(plan ? "data-parallel" : "auto");
-    expect_consistent(p, 5, gather(m));
-  }
+  for (const auto plan : {std::optional<analysis::Strategy>{}, std::optional{analysis::Strategy::data_parallel}})
+    for (const auto& o : {options(), mh()}) {
+      lda::StrataLda m(rt(), p, o, plan);
+      expect_consistent(p, 5, gather(m));
+      for (int pass = 0; pass < 3; ++pass) m.pass();
+      SCOPED_TRACE(plan ? "data-parallel" : "auto");
+      SCOPED_TRACE(o.sampler == lda::Sampler::mh ? "mh" : "sparse");
+      expect_consistent(p, 5, gather(m));
+    }
 }
 
 TEST(Lda, RunsWithTheSameSeedAreBitIdentical) {
@@ -123,10 +131,10 @@ TEST(Lda, RunsWithTheSameSeedAreBitIdentical) {
 // Strata's run equals the serial program visiting the tokens in the plan's
 // equivalent order with the totals frozen for each pass (what the Buffer does):
 // every count, every non-zero list's order and every assignment.
-TEST(Lda, EqualsTheSerialTwinInThePlansOrder) {
+void expect_serial_twin_in_plans_order(const lda::Options& o) {
   const auto p = small_corpus();
-  lda::StrataLda m(rt(), p, options());
-  lda::SerialLda twin(p, options(), lda::SerialLda::Totals::per_pass);
+  lda::StrataLda m(rt(), p, o);
+  lda::SerialLda twin(p, o, lda::SerialLda::Totals::per_pass);
   for (int pass = 0; pass < 3; ++pass) {
     m.pass();
     if (pass == 0) twin.set_order(m.equivalent_order());
@@ -141,6 +149,10 @@ TEST(Lda, EqualsTheSerialTwinInThePlansOrder) {
   const double a = m.loglik_per_token(), b = twin.loglik_per_token();
   EXPECT_NEAR(a, b, 1e-12 * std::abs(b));
 }
+TEST(Lda, EqualsTheSerialTwinInThePlansOrder) { expect_serial_twin_in_plans_order(options()); }
+// The Metropolis-Hastings sampler too: its proposals are built from the rows as a
+// pass begins, and each token's chain draws from its own counters.
+TEST(Lda, MetropolisHastingsEqualsTheSerialTwinInThePlansOrder) { expect_serial_twin_in_plans_order(mh()); }
 
 // With live totals (exact collapsed Gibbs) the serial chain is another chain: while
 // they burn in, two chains differ by several percent whichever programs run them (on
@@ -176,6 +188,133 @@ TEST(Lda, RecoversPlantedTopics) {
   for (std::size_t i = 0; i < rows.size(); i += static_cast<std::size_t>(lda::topic_row_width(5)))
     counts.insert(counts.end(), &rows[i], &rows[i] + 5);
   EXPECT_GT(lda::topic_recovery(p, counts, 5, 0.01), 0.8);
+}
+
+// The Metropolis-Hastings sampler learns the planted topics and ends at the exact
+// sampler's likelihood, on a corpus whose chains converge within a few passes (on
+// smaller ones either sampler may stay a while in a mode with topics merged).
+TEST(Lda, MetropolisHastingsReachesTheExactSamplersModel) {
+  lda::SyntheticSpec s;
+  s.docs = 100;
+  s.words = 200;
+  s.topics = 3;
+  s.doclen = 200;
+  const auto p = lda::generate(s, 5);
+  lda::StrataLda exact(rt(), p, options(3)), m(rt(), p, mh(3));
+  const double before = m.loglik_per_token();
+  for (int pass = 0; pass < 20; ++pass) {
+    exact.pass();
+    m.pass();
+  }
+  const double after = m.loglik_per_token(), want = exact.loglik_per_token();
+  EXPECT_GT(after, before + 0.3) << before << " -> " << after;
+  EXPECT_LT(std::abs(after - want), 0.01 * std::abs(want)) << after << " vs the exact sampler's " << want;
+  const auto rows = m.word_topic().gather();
+  std::vector<std::int32_t> counts;
+  for (std::size_t i = 0; i < rows.size(); i += static_cast<std::size_t>(lda::topic_row_width(3)))
+    counts.insert(counts.end(), &rows[i], &rows[i] + 3);
+  EXPECT_GT(lda::topic_recovery(p, counts, 3, 0.01), 0.9);
+}
+
+// The alias tables draw each topic with exactly its proposal probability: the mass
+// of topic k summed over the table's slots equals q(k) up to the float thresholds.
+TEST(LdaMh, AliasTablesHoldTheProposal) {
+  const int K = 7;
+  const lda::Options o = mh(K);
+  std::vector<std::int32_t> cells(static_cast<std::size_t>(lda::topic_row_width(K)), 0);
+  lda::TopicRow word(cells, K);
+  for (const int k : {3, 3, 3, 0, 6, 6, 3, 1, 3, 6}) word.add(k);
+  const std::vector<std::int64_t> totals{50, 7, 0, 90, 3, 12, 40};
+  const auto inv = lda::coefficients(totals, o, 300);
+  lda::AliasBuilder alias;
+  std::vector<double> dense(static_cast<std::size_t>(lda::dense_proposal_width(K))), weights;
+  lda::build_dense_proposal(inv.data(), K, o, dense, alias);
+  std::vector<std::int32_t> prop(static_cast<std::size_t>(lda::word_proposal_width(K)));
+  lda::build_word_proposal(lda::TopicRowView(cells, K), dense.data(), K, prop, alias, weights);
+  // q(k) = (count_k + beta) inv_k / sum, and the table's mass of k.
+  double sum = 0;
+  std::vector<double> want(K), got(K, 0.0);
+  for (int k = 0; k < K; ++k) sum += want[static_cast<std::size_t>(k)] = (word.count(k) + o.beta) * inv[k];
+  double sparse;
+  std::memcpy(&sparse, &prop[K + 1], sizeof sparse);
+  const std::int32_t m = prop[K];
+  ASSERT_EQ(m, 4);
+  for (std::int32_t i = 0; i < m; ++i) {
+    const std::int32_t* e = &prop[static_cast<std::size_t>(K + 3 + 3 * i)];
+    const double kept = std::bit_cast<float>(e[1]);
+    got[static_cast<std::size_t>(e[0])] += sparse / (sparse + dense[K]) / m * kept;
+    got[static_cast<std::size_t>(e[2])] += sparse / (sparse + dense[K]) / m * (1 - kept);
+  }
+  for (int i = 0; i < K; ++i) {
+    const double kept = dense[static_cast<std::size_t>(K + 1 + i)];
+    got[static_cast<std::size_t>(i)] += dense[K] / (sparse + dense[K]) / K * kept;
+    got[static_cast<std::size_t>(dense[static_cast<std::size_t>(2 * K + 1 + i)])] +=
+        dense[K] / (sparse + dense[K]) / K * (1 - kept);
+  }
+  for (int k = 0; k < K; ++k)
+    EXPECT_NEAR(got[static_cast<std::size_t>(k)], want[static_cast<std::size_t>(k)] / sum, 1e-7) << "topic " << k;
+  // And draws follow it: u in (0, 1) walked finely hits each topic in proportion.
+  std::vector<double> hits(K, 0.0);
+  const int n = 1'000'000;
+  for (int j = 0; j < n; ++j) ++hits[static_cast<std::size_t>(lda::propose_from_word(prop.data(), dense.data(), K,
+                                                                                     (j + 0.5) / n))];
+  for (int k = 0; k < K; ++k)
+    EXPECT_NEAR(hits[static_cast<std::size_t>(k)] / n, want[static_cast<std::size_t>(k)] / sum, 1e-5) << "topic " << k;
+}
+
+// A token's chain leaves the exact conditional in place: started from draws of the
+// exact conditional (with proposals built from other, stale counts), after a chain
+// the topics are still distributed as the conditional says.
+TEST(LdaMh, ChainsKeepTheExactConditional) {
+  const int K = 6;
+  lda::Options o = mh(K);
+  o.mh_steps = 1;
+  auto row_of = [&](std::vector<std::int32_t>& cells, std::initializer_list<int> topics) {
+    cells.assign(static_cast<std::size_t>(lda::topic_row_width(K)), 0);
+    lda::TopicRow r(cells, K);
+    for (const int k : topics) r.add(k);
+  };
+  std::vector<std::int32_t> doc_cells, word_cells, stale_cells;
+  row_of(doc_cells, {0, 0, 2, 5, 5, 5, 1});
+  row_of(word_cells, {2, 2, 5, 4, 0});
+  row_of(stale_cells, {2, 4, 4, 4, 1, 1});  // the word as the pass began: other counts
+  const lda::TopicRowView doc(doc_cells, K), word(word_cells, K);
+  const std::vector<std::int64_t> totals{30, 10, 25, 5, 40, 20}, stale_totals{28, 14, 25, 9, 33, 21};
+  const auto inv = lda::coefficients(totals, o, 50), stale_inv = lda::coefficients(stale_totals, o, 50);
+  lda::AliasBuilder alias;
+  std::vector<double> dense(static_cast<std::size_t>(lda::dense_proposal_width(K))), weights;
+  lda::build_dense_proposal(stale_inv.data(), K, o, dense, alias);
+  std::vector<std::int32_t> prop(static_cast<std::size_t>(lda::word_proposal_width(K)));
+  lda::build_word_proposal(lda::TopicRowView(stale_cells, K), dense.data(), K, prop, alias, weights);
+  std::vector<double> p(K);
+  double sum = 0;
+  for (int k = 0; k < K; ++k) sum += p[static_cast<std::size_t>(k)] = (o.alpha + doc.count(k)) * (o.beta + word.count(k)) * inv[k];
+  const lda::ChainStreams chains(o.seed, 1, o.mh_steps);
+  const CounterRng start(5, 6);
+  const int n = 400'000;
+  std::vector<double> before(K, 0.0), after(K, 0.0);
+  for (int j = 0; j < n; ++j) {
+    std::int32_t s = lda::draw_topic(doc, word, inv.data(), K, o, start.uniform(static_cast<std::uint64_t>(j)));
+    ++before[static_cast<std::size_t>(s)];
+    s = lda::mh_draw(doc, word, prop.data(), dense.data(), inv.data(), K, o, s, chains, static_cast<std::uint64_t>(j));
+    ++after[static_cast<std::size_t>(s)];
+  }
+  for (int k = 0; k < K; ++k) {
+    const double q = p[static_cast<std::size_t>(k)] / sum, sd = std::sqrt(q * (1 - q) / n);
+    EXPECT_NEAR(before[static_cast<std::size_t>(k)] / n, q, 5 * sd) << "topic " << k;
+    EXPECT_NEAR(after[static_cast<std::size_t>(k)] / n, q, 5 * sd) << "topic " << k;
+  }
+  // From a single starting topic, a long chain forgets it.
+  o.mh_steps = lda::ChainStreams::kMaxSteps;
+  const lda::ChainStreams long_chains(o.seed, 1, o.mh_steps);
+  std::vector<double> from_three(K, 0.0);
+  for (int j = 0; j < n; ++j)
+    ++from_three[static_cast<std::size_t>(
+        lda::mh_draw(doc, word, prop.data(), dense.data(), inv.data(), K, o, 3, long_chains, static_cast<std::uint64_t>(j)))];
+  for (int k = 0; k < K; ++k) {
+    const double q = p[static_cast<std::size_t>(k)] / sum, sd = std::sqrt(q * (1 - q) / n);
+    EXPECT_NEAR(from_three[static_cast<std::size_t>(k)] / n, q, 5 * sd + 0.002) << "topic " << k;
+  }
 }
 
 // A file every rank reads (docword files are read in parallel): written once, by rank 0.
