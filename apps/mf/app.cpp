@@ -36,6 +36,9 @@ void check_synthetic_sizes(const RunConfig& c, const mf::SyntheticSpec& s) {
       .add(fmt::format("--synthetic users={}", s.users), static_cast<double>(s.users), 8 * k)
       .add(fmt::format("--synthetic items={}", s.items), static_cast<double>(s.items), 16 + 8 * k)
       .check();
+  if (s.users > mf::kMaxRows || s.items > mf::kMaxRows)
+    throw OptionError(fmt::format("--synthetic users={} items={}: at most {} of each (model rows are 32-bit numbers)",
+                                  s.users, s.items, mf::kMaxRows));
 }
 
 // --test FILE's ratings become the held-out set, through the training data's ids. A
@@ -46,7 +49,7 @@ void attach_test_file(mf::Problem& p, const std::string& path) {
   for (const mf::LineRating& r : mf::read_rating_lines(path, true, "--test")) {
     const std::int64_t u = mf::model_row(p.user_ids, p.users, r.user), i = mf::model_row(p.item_ids, p.items, r.item);
     if (u < 0 || i < 0) ++unseen;
-    else p.test.push_back({u, i, r.value});
+    else p.test.push_back({static_cast<std::int32_t>(u), static_cast<std::int32_t>(i), r.value});
   }
   p.source += fmt::format("; --test {}: {} ratings", path, p.test.size());
   if (unseen > 0) p.source += fmt::format(" ({} more left out: their user or item is not in --data)", unseen);
@@ -133,8 +136,8 @@ void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H
 }
 
 // Trains one model on p for c.epochs passes, reporting each; saves it to `save_dir`
-// unless that is empty.
-void train_one(Runtime& rt, const RunConfig& c, const mf::Problem& p, const mf::Options& o, const InfoCallback& info,
+// unless that is empty. The Strata version releases p's ratings once its arrays hold them.
+void train_one(Runtime& rt, const RunConfig& c, mf::Problem& p, const mf::Options& o, const InfoCallback& info,
                const PassCallback& report, const std::string& save_dir) {
   const auto items = static_cast<std::int64_t>(p.train.size());
   double loss = 0;
@@ -149,6 +152,9 @@ void train_one(Runtime& rt, const RunConfig& c, const mf::Problem& p, const mf::
     return;
   }
   mf::StrataMf m(rt, p, o, c.plan);
+  // The model's arrays hold the ratings now: the problem's copies go (#31: the data once).
+  std::vector<mf::Rating>().swap(p.train);
+  std::vector<mf::Rating>().swap(p.test);
   run_passes(rt, c, items, report, [&] { loss = m.pass() / static_cast<double>(items); },
              [&] { return metrics(o, loss, m.fit_test()); },
              [&] { info(describe_plan(m.report(), {"user", "item"})); });
@@ -162,7 +168,8 @@ void cross_validate(Runtime& rt, const RunConfig& c, const mf::Problem& all, con
                     const InfoCallback& info, const PassCallback& report) {
   std::vector<PassReport> mean;
   for (int f = 0; f < folds; ++f) {
-    const mf::Problem p = mf::fold(all, f, folds, c.seed);
+    mf::Problem p = mf::fold(all, f, folds, c.seed);
+    const std::size_t trained = p.train.size(), held = p.test.size();  // train_one may release them
     std::size_t pass = 0;
     std::vector<Metric> last;
     train_one(rt, c, p, o, [](const std::string&) {}, [&](const PassReport& r) {
@@ -176,8 +183,8 @@ void cross_validate(Runtime& rt, const RunConfig& c, const mf::Problem& all, con
       }
       last = r.metrics;
     }, "");
-    info(fmt::format("fold {}/{}: {} training, {} held out; after pass {}: {} {:.6f}", f + 1, folds, p.train.size(),
-                     p.test.size(), c.epochs, last.back().name, last.back().value));
+    info(fmt::format("fold {}/{}: {} training, {} held out; after pass {}: {} {:.6f}", f + 1, folds, trained, held,
+                     c.epochs, last.back().name, last.back().value));
   }
   const Metric& final_mean = mean.back().metrics.back();
   info(fmt::format("cross-validation: mean {} over {} folds after pass {}: {:.6f}", final_mean.name, folds, c.epochs,
@@ -190,7 +197,7 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   if (folds > 1 && (!c.options.text("test").empty() || c.options.text("holdout") != "0.1"))
     throw OptionError("--folds measures on each fold in turn: drop --test and --holdout");
   if (folds > 1 && !c.save_dir.empty()) throw OptionError("--folds trains one model per fold: drop --save");
-  const mf::Problem p = make_problem(rt, c);
+  mf::Problem p = make_problem(rt, c);
   const mf::Options o = make_options(c);
   info(fmt::format("{}; {} training, {} held out; rank {}, {} loss, {} step, lr {}, l2 {},{}", p.source,
                    folds > 1 ? p.train.size() + p.test.size() : p.train.size(), folds > 1 ? 0 : p.test.size(), o.rank,

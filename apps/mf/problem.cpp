@@ -33,19 +33,26 @@ int fold_of(std::int64_t user, std::int64_t item, int folds, std::uint64_t seed)
   return static_cast<int>(pair_unit(user, item, seed) * folds);
 }
 
-// The sets are sized first: growing them rating by rating copied them about twice
-// over. `rating(all[k])` is the k-th rating.
-template <class Item, class AsRating>
-void split(Problem& p, const std::vector<Item>& all, double holdout, std::uint64_t seed, AsRating rating) {
-  std::vector<std::uint8_t> test(all.size());
+// The held-out ratings are copied out and the others kept in place, in their order,
+// so the ratings are held once (and the held-out share twice, briefly).
+void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed) {
   std::size_t tests = 0;
-  for (std::size_t k = 0; k < all.size(); ++k) {
-    const Rating r = rating(all[k]);
-    tests += test[k] = held_out(r.user, r.item, holdout, seed);
-  }
-  p.train.reserve(all.size() - tests);
+  for (const Rating& r : all) tests += held_out(r.user, r.item, holdout, seed);
   p.test.reserve(tests);
-  for (std::size_t k = 0; k < all.size(); ++k) (test[k] ? p.test : p.train).push_back(rating(all[k]));
+  std::size_t kept = 0;
+  for (const Rating& r : all) {
+    if (held_out(r.user, r.item, holdout, seed)) p.test.push_back(r);
+    else all[kept++] = r;
+  }
+  all.resize(kept);
+  p.train = std::move(all);
+}
+
+// Users and items are model rows numbered in 32 bits (Rating).
+void check_rows(std::int64_t users, std::int64_t items, const std::string& what) {
+  if (users > kMaxRows || items > kMaxRows)
+    throw OptionError(fmt::format("{}: {} users and {} items: at most {} of each (model rows are 32-bit numbers)",
+                                  what, users, items, kMaxRows));
 }
 
 }  // namespace
@@ -64,6 +71,7 @@ Problem fold(const Problem& all, int f, int folds, std::uint64_t seed) {
 
 Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) {
   const std::int64_t users = spec.users, items = spec.items;
+  check_rows(users, items, "--synthetic");
   if (spec.ratings > users * items)
     throw OptionError(fmt::format("--synthetic ratings={} exceeds users x items = {}", spec.ratings, users * items));
   // Inverse-CDF table of a Zipf(0.8) law over item ranks, and a scramble of ranks to ids.
@@ -112,13 +120,13 @@ Problem generate(const SyntheticSpec& spec, double holdout, std::uint64_t seed) 
       v += scale * user_rng.normal(u * stride + k) * item_rng.normal(i * stride + k);
     v += 0.3 * noise_rng.normal(n);
     v = std::clamp(std::round(v * 2) / 2, 0.5, 5.0);
-    all.push_back({static_cast<std::int64_t>(u), static_cast<std::int64_t>(i), static_cast<float>(v)});
+    all.push_back({static_cast<std::int32_t>(u), static_cast<std::int32_t>(i), static_cast<float>(v)});
   }
   Problem p;
   p.users = users;
   p.items = items;
   p.source = fmt::format("synthetic: {} ratings of {} users on {} items, planted rank {}", spec.ratings, users, items, r);
-  split(p, all, holdout, seed, [](const Rating& r) { return r; });
+  split(p, std::move(all), holdout, seed);
   return p;
 }
 
@@ -173,10 +181,11 @@ bool has_repeated_pair(const std::vector<Entry<float, 2>>& all, std::int64_t use
   std::vector<std::int64_t> begin(static_cast<std::size_t>(users) + 1, 0);
   for (const auto& e : all) ++begin[static_cast<std::size_t>(e.index[0]) + 1];
   std::partial_sum(begin.begin(), begin.end(), begin.begin());
-  std::vector<std::int64_t> next(begin.begin(), begin.end() - 1), item_of(all.size());
+  std::vector<std::int64_t> next(begin.begin(), begin.end() - 1);
+  std::vector<std::int32_t> item_of(all.size());  // items are below kMaxRows (checked)
   for (const auto& e : all) {
     std::int64_t& at = next[static_cast<std::size_t>(e.index[0])];
-    item_of[static_cast<std::size_t>(at++)] = e.index[1];
+    item_of[static_cast<std::size_t>(at++)] = static_cast<std::int32_t>(e.index[1]);
   }
   std::vector<std::int64_t> last_user(static_cast<std::size_t>(items), -1);
   for (std::int64_t u = 0; u < users; ++u)
@@ -199,6 +208,7 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   p.item_ids = renumber(all, 1);
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
+  check_rows(p.users, p.items, path);
   if (has_repeated_pair(all, p.users, p.items)) {
     // Every rank rescans alike and raises the same error, naming the lines.
     const auto r = io::find_repeated_index<float, 2>(path, parse::ratings);
@@ -207,10 +217,16 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
                      fmt::format("user {} rated item {} already on line {}", r->index[0], r->index[1], r->first_line));
   }
   p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
+  // As ratings (12 bytes each, the parsed entries 24), the entries released at once.
+  std::vector<Rating> ratings;
+  ratings.reserve(all.size());
+  for (const auto& e : all)
+    ratings.push_back({static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value});
+  std::vector<Entry<float, 2>>().swap(all);
   // The serial program's order: the file's, shuffled with the seed.
   RandomStream rs(seed, 7);
-  std::shuffle(all.begin(), all.end(), rs);
-  split(p, all, holdout, seed, [](const Entry<float, 2>& e) { return Rating{e.index[0], e.index[1], e.value}; });
+  std::shuffle(ratings.begin(), ratings.end(), rs);
+  split(p, std::move(ratings), holdout, seed);
   return p;
 }
 

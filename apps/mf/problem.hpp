@@ -3,6 +3,7 @@
 // low-rank model, a loader for "user item rating" files, and the quality measures.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,8 +14,12 @@ class Runtime;
 
 namespace strata::apps::mf {
 
+/// The most users or items a problem may have: a rating keeps its model rows as 32-bit
+/// numbers (12 bytes a rating, as LIBMF's), which generate and load check.
+inline constexpr std::int64_t kMaxRows = INT32_MAX;
+
 struct Rating {
-  std::int64_t user = 0, item = 0;
+  std::int32_t user = 0, item = 0;  ///< model rows (dense ids below kMaxRows)
   float value = 0;
 };
 

@@ -43,7 +43,6 @@ DistArray<float, 2> initial_factors(Runtime& rt, std::int64_t rows, const Option
 
 StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, std::optional<analysis::Strategy> plan)
     : rt_(rt),
-      p_(problem),
       o_(options),
       data_parallel_(plan == analysis::Strategy::data_parallel),
       R_(rating_array(rt, problem, problem.train, "R")),
@@ -135,13 +134,18 @@ void StrataMf::explain() {
   explaining_ = false;
 }
 
+// From R's own entries, so the problem's ratings need not outlive the model.
 std::vector<Rating> StrataMf::equivalent_order() const {
-  std::vector<Rating> by_pair = p_.train;
+  auto as_rating = [](const Index<2>& ui, float value) {
+    return Rating{static_cast<std::int32_t>(ui[0]), static_cast<std::int32_t>(ui[1]), value};
+  };
+  std::vector<Rating> by_pair;
+  for (const auto& e : R_.gather_entries()) by_pair.push_back(as_rating(e.index, e.value));
   auto less = [](const Rating& a, const Rating& b) { return a.user != b.user ? a.user < b.user : a.item < b.item; };
   std::sort(by_pair.begin(), by_pair.end(), less);
   std::vector<Rating> order;
   for (const auto& ui : strata::equivalent_order(R_, report_))
-    order.push_back(*std::lower_bound(by_pair.begin(), by_pair.end(), Rating{ui[0], ui[1], 0}, less));
+    order.push_back(*std::lower_bound(by_pair.begin(), by_pair.end(), as_rating(ui, 0), less));
   return order;
 }
 

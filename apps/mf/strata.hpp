@@ -19,6 +19,8 @@ class StrataMf {
   /// `plan`: nullopt lets the planner choose (a 2-D rotation); data_parallel runs the
   /// parameter-server variant (item factors through Buffers, BSP clocks every
   /// options.clock_every iterations); any other strategy is forced on the loop.
+  /// The model copies the problem's ratings into its arrays and keeps no reference
+  /// to it: the caller may release them (the command does, holding them once).
   StrataMf(Runtime& rt, const Problem& problem, const Options& options,
            std::optional<analysis::Strategy> plan = std::nullopt);
   /// One SGD pass over the training ratings (collective). Returns the sum of their
@@ -42,7 +44,6 @@ class StrataMf {
   void pass_data_parallel();
 
   Runtime& rt_;
-  const Problem& p_;
   Options o_;
   LoopOptions loop_;
   bool data_parallel_ = false, explaining_ = false;

@@ -43,6 +43,9 @@ expect_error 1 "--synthetic ratings=1000000000000 is too large" train mf --synth
 expect_error 1 "--synthetic users=10000000000 x items=10000000000 is too large" \
   train mf --synthetic users=10000000000,items=10000000000,ratings=10
 expect_error 1 "--synthetic users=100000000000 is too large" train mf --synthetic users=100000000000,ratings=10
+# More users than 32-bit model rows hold (or, on a machine with less memory, too large).
+expect_error 1 "at most 2147483647 of each (model rows are 32-bit numbers)\|is too large" \
+  train mf --synthetic users=2200000000,items=1,ratings=1 --rank 1
 expect_error 1 "--synthetic samples=1000000000000 is too large" train slr --synthetic samples=1000000000000
 expect_error 1 "--synthetic features=2000000000 is too large\|--synthetic samples" \
   train slr --synthetic samples=10,features=2000000000,nnz=1 --epochs 1
