@@ -7,7 +7,9 @@ namespace strata::apps {
 AppInfo lda_info() {
   AppInfo a;
   a.name = "lda";
-  a.summary = "topic model (LDA) by collapsed Gibbs sampling (SparseLDA or Metropolis-Hastings); expected plan: 2-D over (doc, word)";
+  a.summary =
+      "topic model (LDA) by collapsed Gibbs sampling (SparseLDA or Metropolis-Hastings); expected plan: 2-D over "
+      "(doc, word)";
   a.unit = "tokens";
   a.synthetic_keys = Settings("--synthetic ");
   a.synthetic_keys.declare("docs", "2000", "documents")

@@ -43,6 +43,26 @@ lda::Options options(int topics = 5, lda::Sampler sampler = lda::Sampler::sparse
 
 lda::Options mh(int topics = 5) { return options(topics, lda::Sampler::mh); }
 
+// 3 planted topics over 200 words in long documents: chains that converge within a few
+// passes (on smaller corpora either sampler may stay a while in a mode with topics merged).
+lda::Problem converging_corpus() {
+  lda::SyntheticSpec s;
+  s.docs = 100;
+  s.words = 200;
+  s.topics = 3;
+  s.doclen = 200;
+  return lda::generate(s, 5);
+}
+
+// The counts columns of a model's word rows, gathered (words x K).
+std::vector<std::int32_t> word_counts(lda::StrataLda& m, int K) {
+  const auto rows = m.word_topic().gather();
+  std::vector<std::int32_t> counts;
+  for (std::size_t i = 0; i < rows.size(); i += static_cast<std::size_t>(lda::topic_row_width(K)))
+    counts.insert(counts.end(), &rows[i], &rows[i] + K);
+  return counts;
+}
+
 // The model of a Strata run, gathered on every rank.
 struct Model {
   std::vector<std::int32_t> doc_topic, word_topic, topics;
@@ -160,12 +180,7 @@ TEST(Lda, MetropolisHastingsEqualsTheSerialTwinInThePlansOrder) { expect_serial_
 // whose chains converge within a few passes, Strata's ends within 1 % of serial's:
 // freezing the totals for a pass costs nothing measurable.
 TEST(Lda, TracksTheLiveTotalsSerialProgramWithinOnePercent) {
-  lda::SyntheticSpec s;
-  s.docs = 100;
-  s.words = 200;
-  s.topics = 3;
-  s.doclen = 200;
-  const auto p = lda::generate(s, 5);
+  const auto p = converging_corpus();
   lda::StrataLda m(rt(), p, options(3));
   lda::SerialLda serial(p, options(3));
   for (int pass = 1; pass <= 10; ++pass) {
@@ -183,23 +198,13 @@ TEST(Lda, RecoversPlantedTopics) {
   for (int pass = 0; pass < 15; ++pass) m.pass();
   const double after = m.loglik_per_token();
   EXPECT_GT(after, before + 0.3) << before << " -> " << after;
-  const auto rows = m.word_topic().gather();
-  std::vector<std::int32_t> counts;
-  for (std::size_t i = 0; i < rows.size(); i += static_cast<std::size_t>(lda::topic_row_width(5)))
-    counts.insert(counts.end(), &rows[i], &rows[i] + 5);
-  EXPECT_GT(lda::topic_recovery(p, counts, 5, 0.01), 0.8);
+  EXPECT_GT(lda::topic_recovery(p, word_counts(m, 5), 5, 0.01), 0.8);
 }
 
 // The Metropolis-Hastings sampler learns the planted topics and ends at the exact
-// sampler's likelihood, on a corpus whose chains converge within a few passes (on
-// smaller ones either sampler may stay a while in a mode with topics merged).
+// sampler's likelihood.
 TEST(Lda, MetropolisHastingsReachesTheExactSamplersModel) {
-  lda::SyntheticSpec s;
-  s.docs = 100;
-  s.words = 200;
-  s.topics = 3;
-  s.doclen = 200;
-  const auto p = lda::generate(s, 5);
+  const auto p = converging_corpus();
   lda::StrataLda exact(rt(), p, options(3)), m(rt(), p, mh(3));
   const double before = m.loglik_per_token();
   for (int pass = 0; pass < 20; ++pass) {
@@ -209,11 +214,7 @@ TEST(Lda, MetropolisHastingsReachesTheExactSamplersModel) {
   const double after = m.loglik_per_token(), want = exact.loglik_per_token();
   EXPECT_GT(after, before + 0.3) << before << " -> " << after;
   EXPECT_LT(std::abs(after - want), 0.01 * std::abs(want)) << after << " vs the exact sampler's " << want;
-  const auto rows = m.word_topic().gather();
-  std::vector<std::int32_t> counts;
-  for (std::size_t i = 0; i < rows.size(); i += static_cast<std::size_t>(lda::topic_row_width(3)))
-    counts.insert(counts.end(), &rows[i], &rows[i] + 3);
-  EXPECT_GT(lda::topic_recovery(p, counts, 3, 0.01), 0.9);
+  EXPECT_GT(lda::topic_recovery(p, word_counts(m, 3), 3, 0.01), 0.9);
 }
 
 // The alias tables draw each topic with exactly its proposal probability: the mass
@@ -288,7 +289,8 @@ TEST(LdaMh, ChainsKeepTheExactConditional) {
   lda::build_word_proposal(lda::TopicRowView(stale_cells, K), dense.data(), K, prop, alias, weights);
   std::vector<double> p(K);
   double sum = 0;
-  for (int k = 0; k < K; ++k) sum += p[static_cast<std::size_t>(k)] = (o.alpha + doc.count(k)) * (o.beta + word.count(k)) * inv[k];
+  for (int k = 0; k < K; ++k)
+    sum += p[static_cast<std::size_t>(k)] = (o.alpha + doc.count(k)) * (o.beta + word.count(k)) * inv[k];
   const lda::ChainStreams chains(o.seed, 1, o.mh_steps);
   const CounterRng start(5, 6);
   const int n = 400'000;
@@ -310,7 +312,8 @@ TEST(LdaMh, ChainsKeepTheExactConditional) {
   std::vector<double> from_three(K, 0.0);
   for (int j = 0; j < n; ++j)
     ++from_three[static_cast<std::size_t>(
-        lda::mh_draw(doc, word, prop.data(), dense.data(), inv.data(), K, o, 3, long_chains, static_cast<std::uint64_t>(j)))];
+        lda::mh_draw(doc, word, prop.data(), dense.data(), inv.data(), K, o, 3, long_chains,
+                     static_cast<std::uint64_t>(j)))];
   for (int k = 0; k < K; ++k) {
     const double q = p[static_cast<std::size_t>(k)] / sum, sd = std::sqrt(q * (1 - q) / n);
     EXPECT_NEAR(from_three[static_cast<std::size_t>(k)] / n, q, 5 * sd + 0.002) << "topic " << k;

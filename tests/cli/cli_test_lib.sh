@@ -1,5 +1,12 @@
-# Helpers the end-to-end tests of the `strata` command share; source it after setting
-# `strata` (the binary) and entering the scratch directory.
+# What the end-to-end tests of the `strata` command share. A test script sources it
+# with its own arguments, STRATA_BINARY SCRATCH_DIR:
+#   source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
+# which sets `strata` (the binary), `dir` (the scratch directory, emptied and entered)
+# and `mpiexec` (MPIEXEC, or mpirun).
+strata=$1
+dir=$2
+mpiexec=${MPIEXEC:-mpirun}
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }

@@ -9,12 +9,7 @@
 # checkpoints' latest.tmp, the record) is replaced, never written through.
 #   hostile_input_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 small="users=400,items=100,ratings=8000"
 

@@ -4,12 +4,7 @@
 # rank and two, the same losses on every layout of the same plan, and clear errors.
 #   lda_options_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # 300 lines of 40 words, each line mostly from one of three themes; within a theme
 # word n of 600 comes up about as often as 1/n (skewed, as real text is: the
@@ -26,11 +21,12 @@ run() {  # name ranks options...: a run of 8 passes on `ranks` ranks (1: no laun
   local name=$1 ranks=$2 launcher=()
   shift 2
   [ "$ranks" -gt 1 ] && launcher=("$mpiexec" -np "$ranks")
-  "${launcher[@]}" "$strata" train lda --data corpus.txt --topics 3 --epochs 8 --top-words 3 --metrics "$name.csv" "$@" \
-    >"$name.txt" 2>&1 || fail "$name exited $?: $(tail -3 "$name.txt")"
+  "${launcher[@]}" "$strata" train lda --data corpus.txt --topics 3 --epochs 8 --top-words 3 --metrics "$name.csv" \
+    "$@" >"$name.txt" 2>&1 || fail "$name exited $?: $(tail -3 "$name.txt")"
 }
 run mh_2t 1 --sampler mh --threads 2
-grep -q "Metropolis-Hastings sampler, 2 cycles a token" mh_2t.txt || fail "the run does not name its sampler: $(sed -n 2p mh_2t.txt)"
+grep -q "Metropolis-Hastings sampler, 2 cycles a token" mh_2t.txt ||
+  fail "the run does not name its sampler: $(sed -n 2p mh_2t.txt)"
 grep -q "plan: two_d" mh_2t.txt || fail "mh: no 2-D plan: $(grep plan: mh_2t.txt)"
 run mh_2r 2 --sampler mh --threads 1
 run mh_dp_2r 2 --sampler mh --plan data-parallel --threads 1
@@ -39,7 +35,8 @@ run sparse_2t 1 --threads 2
 
 losses() { grep -v '^#' "$1" | cut -d, -f1,6-; }
 # Every token draws from its own counters: a plan's runs agree on any layout.
-[ "$(losses mh_2t.csv)" = "$(losses mh_2r.csv)" ] || fail "mh: 1x2 and 2x1 differ: $(paste -d'|' mh_2t.csv mh_2r.csv | tail -2)"
+[ "$(losses mh_2t.csv)" = "$(losses mh_2r.csv)" ] ||
+  fail "mh: 1x2 and 2x1 differ: $(paste -d'|' mh_2t.csv mh_2r.csv | tail -2)"
 [ "$(losses mh_dp_1r.csv)" = "$(losses mh_dp_2r.csv)" ] ||
   fail "mh data-parallel: 1x2 and 2x1 differ: $(paste -d'|' mh_dp_1r.csv mh_dp_2r.csv | tail -2)"
 # Both samplers learn the three themes: the loss falls well below its first pass (measured:

@@ -5,12 +5,7 @@
 # clear errors for bad values and for ids the model lacks.
 #   mf_options_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # Ratings with sparse ids (renumbered on reading): a training file and a validation
 # file of other pairs, one of them of a user the training file lacks.

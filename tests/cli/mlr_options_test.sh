@@ -6,12 +6,7 @@
 # accuracy against liblinear's on the same files, and clear errors for bad input.
 #   mlr_options_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # Three classes labelled 5, 2 and 7 over 240 features: feature f leans to class f % 3;
 # 3,000 samples of about 10 binary features, 2,500 to train on, 500 held out.

@@ -6,12 +6,7 @@
 # liblinear trained read by `strata predict slr`, and clear errors for bad options.
 #   slr_options_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # A planted linear model over 300 features, 3,000 samples of about 12 binary features
 # each, labels -1/+1 (and a copy spelled 0/1); 2,500 to train on, 500 held out.

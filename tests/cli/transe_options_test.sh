@@ -4,12 +4,7 @@
 # and clear errors for bad input.
 #   transe_options_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # 400 entities in 40 groups on a line; relation "next" links an entity to one of the
 # next group, "prev" to one of the group before: 6,000 triples, 5,400 to train.

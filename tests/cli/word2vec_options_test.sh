@@ -4,12 +4,7 @@
 # by pass, two ranks close to it, both steps, and clear errors for bad input.
 #   word2vec_options_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-source "$here/cli_test_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # 3,000 sentences of 6 to 14 words: topical words w0..w299 near a sentence's centre
 # on a ring, a third of the words one of ten common ones; 2,700 to train, 300 held out.
