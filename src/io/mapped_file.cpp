@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -69,6 +70,15 @@ void MappedFile::check_unchanged() const {
   if (::stat(path_.c_str(), &st) == 0 && static_cast<std::size_t>(st.st_size) != size_)
     throw IoError(fmt::format("'{}' changed size while being read (from {} to {} bytes); nothing was loaded", path_,
                               size_, st.st_size));
+}
+
+void MappedFile::release(std::size_t begin, std::size_t end) const {
+  if (!data_ || end <= begin) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<std::uintptr_t>(data_);
+  // Whole pages only: the pages at either end hold bytes of a neighbouring range.
+  const std::uintptr_t first = (base + begin + page - 1) / page * page, last = (base + end) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,

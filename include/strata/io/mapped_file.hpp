@@ -30,6 +30,11 @@ class MappedFile {
   /// end found zeros instead of dying) or its size differs now from when it was mapped.
   void check_unchanged() const;
 
+  /// Drops the whole pages of bytes [begin, end) from the process's memory: a later
+  /// read of them reads the file again. A loader calls it on what it has parsed, so
+  /// its resident memory holds what it made of the file, not also the file.
+  void release(std::size_t begin, std::size_t end) const;
+
  private:
   std::string path_;
   const char* data_ = nullptr;

@@ -30,6 +30,32 @@ struct ScanSummary {
   double seconds = 0;               ///< slowest rank's scan time
 };
 
+/// Scans the lines [begin, end) of the file (a range on line boundaries) with
+/// scan_chunk, a piece of about 32 MB at a time, releasing each piece's pages once
+/// its lines are parsed (MappedFile::release), so a load holds its output and about
+/// a piece of the file per thread. The result is scan_chunk's over the whole range.
+template <class Handler>
+ChunkScan scan_releasing(const MappedFile& file, std::size_t begin, std::size_t end, Handler& handler, bool skip_bad,
+                         std::size_t keep = 5) {
+  constexpr std::size_t kPiece = std::size_t{32} << 20;
+  const std::string_view text = file.text();
+  ChunkScan total;
+  for (std::size_t at = begin; at < end;) {
+    const std::size_t stop = end - at <= kPiece ? end : snap_to_lines(text, at + kPiece, at + kPiece, begin).first;
+    ChunkScan piece = scan_chunk(text.substr(at, stop - at), handler, skip_bad, keep);
+    for (auto& b : piece.bad_lines) {
+      b.line += total.lines;
+      if (total.bad_lines.size() < keep) total.bad_lines.push_back(std::move(b));
+    }
+    total.lines += piece.lines;
+    total.bad += piece.bad;
+    file.release(at, stop);
+    if (!skip_bad && piece.bad > 0) break;  // scan_chunk stopped at the first bad line
+    at = stop;
+  }
+  return total;
+}
+
 /// Scans the lines of file.text() from byte region_begin on, across ranks and
 /// threads. handler_for(t) returns the handler of thread t. `lines_before` is the
 /// number of lines before region_begin (headers), for line numbers. Collective.
@@ -48,7 +74,7 @@ ScanSummary parallel_scan(Runtime& rt, const MappedFile& file, std::size_t regio
     const auto [tb, te] = line_share(text, rb, re, ut, static_cast<std::size_t>(T));
     auto&& handler = handler_for(t);
     if constexpr (requires { handler.begin_chunk(std::size_t{}); }) handler.begin_chunk(te - tb);
-    scans[ut] = scan_chunk(text.substr(tb, te - tb), handler, skip_bad);
+    scans[ut] = scan_releasing(file, tb, te, handler, skip_bad);
   });
   // Before any line is reported: a file truncated under the map read zeros at its end.
   strata::detail::all_or_none(rt.comm(), [&] { file.check_unchanged(); });
