@@ -31,17 +31,17 @@ struct ScanSummary {
 };
 
 /// Scans the lines [begin, end) of the file (a range on line boundaries) with
-/// scan_chunk, a piece of about 32 MB at a time, releasing each piece's pages once
-/// its lines are parsed (MappedFile::release), so a load holds its output and about
-/// a piece of the file per thread. The result is scan_chunk's over the whole range.
+/// scan_chunk, a piece of about `piece` bytes (32 MB) at a time, releasing each
+/// piece's pages once its lines are parsed (MappedFile::release), so a load holds its
+/// output and about a piece of the file per thread. The result is scan_chunk's over
+/// the whole range.
 template <class Handler>
 ChunkScan scan_releasing(const MappedFile& file, std::size_t begin, std::size_t end, Handler& handler, bool skip_bad,
-                         std::size_t keep = 5) {
-  constexpr std::size_t kPiece = std::size_t{32} << 20;
+                         std::size_t piece = std::size_t{32} << 20, std::size_t keep = 5) {
   const std::string_view text = file.text();
   ChunkScan total;
   for (std::size_t at = begin; at < end;) {
-    const std::size_t stop = end - at <= kPiece ? end : snap_to_lines(text, at + kPiece, at + kPiece, begin).first;
+    const std::size_t stop = end - at <= piece ? end : snap_to_lines(text, at + piece, at + piece, begin).first;
     ChunkScan piece = scan_chunk(text.substr(at, stop - at), handler, skip_bad, keep);
     for (auto& b : piece.bad_lines) {
       b.line += total.lines;
