@@ -8,6 +8,7 @@
 // same error is raised on every rank.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -39,6 +40,7 @@ template <class Handler>
 ChunkScan scan_releasing(const MappedFile& file, std::size_t begin, std::size_t end, Handler& handler, bool skip_bad,
                          std::size_t piece = std::size_t{32} << 20, std::size_t keep = 5) {
   const std::string_view text = file.text();
+  piece = std::max<std::size_t>(piece, 1);  // a piece of 0 bytes would never advance
   ChunkScan total;
   for (std::size_t at = begin; at < end;) {
     const std::size_t stop = end - at <= piece ? end : snap_to_lines(text, at + piece, at + piece, begin).first;
