@@ -3,13 +3,15 @@
 // buckets walk that list, so they cost O(non-zeros) instead of O(K): after a few
 // passes a document uses a handful of topics and most words a few dozen.
 //
-// A row is 3K+1 int32 cells, so it fits a DistArray row (strata.cpp) as well as a
+// A row is 2K+1 int32 cells, so it fits a DistArray row (strata.cpp) as well as a
 // plain vector (serial.cpp), and both versions do the same integer operations:
 //   [0, K)        count of topic k
 //   [K]           number of non-zero topics
 //   [K+1, 2K+1)   the non-zero topics, first `nonzeros()` cells used, no order
-//   [2K+1, 3K+1)  position of topic k in that list (meaningful while its count > 0)
-// Removal swaps the list's last topic into the freed place, so both updates are O(1).
+// Removal finds the topic in the list and swaps the list's last topic into its
+// place: O(non-zeros), no more than the draw that follows it walks. (Rows had a
+// third part, each topic's place in the list, for O(1) removal; it made every row
+// half as large again, and a 2-D plan moves word rows between ranks at every step.)
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,7 @@
 namespace strata::apps::lda {
 
 /// Cells of a topic row for K topics.
-constexpr std::int64_t topic_row_width(int K) { return 3 * static_cast<std::int64_t>(K) + 1; }
+constexpr std::int64_t topic_row_width(int K) { return 2 * static_cast<std::int64_t>(K) + 1; }
 
 /// A view of one row; Cell is std::int32_t (counts can change) or const std::int32_t.
 template <class Cell>
@@ -35,19 +37,19 @@ class BasicTopicRow {
   void add(std::int32_t k)
     requires(!std::is_const_v<Cell>)
   {
-    if (c_[k]++ == 0) {
-      const std::int32_t n = c_[K_]++;
-      c_[K_ + 1 + n] = k;
-      c_[2 * K_ + 1 + k] = n;
-    }
+    if (c_[k]++ == 0) c_[K_ + 1 + c_[K_]++] = k;
   }
   void remove(std::int32_t k)
     requires(!std::is_const_v<Cell>)
   {
     if (--c_[k] == 0) {
-      const std::int32_t at = c_[2 * K_ + 1 + k], last = c_[K_ + c_[K_]--];
-      c_[K_ + 1 + at] = last;
-      c_[2 * K_ + 1 + last] = at;
+      // k is listed, its count having been positive; the bounds keep a row of
+      // zeros (a reconnaissance's stand-in for another rank's row) in bounds.
+      Cell* list = c_ + K_ + 1;
+      const std::int32_t n = c_[K_] < K_ ? c_[K_] : K_;
+      std::int32_t at = 0;
+      while (at < n && list[at] != k) ++at;
+      if (at < n) list[at] = list[c_[K_] = n - 1];
     }
   }
   /// Lists the non-zero topics again, in increasing order, from the counts alone
@@ -57,24 +59,25 @@ class BasicTopicRow {
   {
     c_[K_] = 0;
     for (std::int32_t k = 0; k < K_; ++k)
-      if (c_[k] > 0) {
-        c_[2 * K_ + 1 + k] = c_[K_];
-        c_[K_ + 1 + c_[K_]++] = k;
-      }
+      if (c_[k] > 0) c_[K_ + 1 + c_[K_]++] = k;
   }
 
   /// The counts are non-negative and the list holds exactly the non-zero topics,
-  /// each at its recorded position.
+  /// each once.
   bool well_formed() const {
     std::int32_t nonzero = 0;
     for (std::int32_t k = 0; k < K_; ++k) {
       if (c_[k] < 0) return false;
-      if (c_[k] == 0) continue;
-      ++nonzero;
-      const std::int32_t at = c_[2 * K_ + 1 + k];
-      if (at < 0 || at >= c_[K_] || c_[K_ + 1 + at] != k) return false;
+      nonzero += c_[k] > 0;
     }
-    return nonzero == c_[K_];
+    if (c_[K_] != nonzero) return false;
+    for (std::int32_t i = 0; i < c_[K_]; ++i) {
+      const std::int32_t k = topic(i);
+      if (k < 0 || k >= K_ || c_[k] <= 0) return false;
+      for (std::int32_t j = 0; j < i; ++j)
+        if (topic(j) == k) return false;
+    }
+    return true;
   }
 
  private:
