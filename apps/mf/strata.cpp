@@ -9,10 +9,13 @@ namespace strata::apps::mf {
 namespace {
 
 // This rank's share of the ratings; DistArray::sparse routes them to their owners.
+// Sized at once: growing it entry by entry held up to twice its size while copying.
 DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vector<Rating>& all, const char* name) {
-  std::vector<Entry<float, 2>> mine;
   const auto n = static_cast<std::int64_t>(all.size());
-  for (std::int64_t k = n * rt.rank() / rt.size(); k < n * (rt.rank() + 1) / rt.size(); ++k) {
+  const std::int64_t first = n * rt.rank() / rt.size(), last = n * (rt.rank() + 1) / rt.size();
+  std::vector<Entry<float, 2>> mine;
+  mine.reserve(static_cast<std::size_t>(last - first));
+  for (std::int64_t k = first; k < last; ++k) {
     const Rating& x = all[static_cast<std::size_t>(k)];
     mine.push_back({Index<2>{x.user, x.item}, x.value});
   }
