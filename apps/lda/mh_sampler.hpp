@@ -33,6 +33,7 @@
 #include <span>
 #include <vector>
 
+#include "common/alias_pairing.hpp"
 #include "lda/model.hpp"
 #include "lda/topic_row.hpp"
 #include "strata/random.hpp"
@@ -45,82 +46,47 @@ constexpr std::int64_t word_proposal_width(int K) { return 4 * static_cast<std::
 /// inv'_k, then K thresholds and K alias topics.
 constexpr std::int64_t dense_proposal_width(int K) { return 3 * static_cast<std::int64_t>(K) + 1; }
 
-/// Vose's alias method over weights[0, n): threshold[i] in [0, 1] and alias[i] such
-/// that picking i uniformly, then keeping i with probability threshold[i] or else
-/// taking alias[i], draws i with probability weights[i] / sum. Deterministic (the
-/// stacks are filled in index order), so every program builds the same table.
-class AliasBuilder {
- public:
-  template <class Out>
-  void build(std::span<const double> weights, double sum, Out out) {
-    const auto n = static_cast<std::int32_t>(weights.size());
-    scaled_.resize(weights.size());
-    small_.clear();
-    large_.clear();
-    for (std::int32_t i = 0; i < n; ++i) {
-      scaled_[static_cast<std::size_t>(i)] = weights[static_cast<std::size_t>(i)] * n / sum;
-      (scaled_[static_cast<std::size_t>(i)] < 1.0 ? small_ : large_).push_back(i);
-    }
-    while (!small_.empty() && !large_.empty()) {
-      const std::int32_t s = small_.back(), l = large_.back();
-      small_.pop_back();
-      out(s, scaled_[static_cast<std::size_t>(s)], l);
-      double& rest = scaled_[static_cast<std::size_t>(l)];
-      rest -= 1.0 - scaled_[static_cast<std::size_t>(s)];
-      if (rest < 1.0) {
-        large_.pop_back();
-        small_.push_back(l);
-      }
-    }
-    // What is left holds probability 1 up to rounding.
-    for (const std::int32_t i : large_) out(i, 1.0, i);
-    for (const std::int32_t i : small_) out(i, 1.0, i);
-  }
-
- private:
-  std::vector<double> scaled_;
-  std::vector<std::int32_t> small_, large_;
-};
-
 /// Builds the shared part of the word proposal from the coefficients inv (the
 /// sampler's, model.hpp: inv[k], then s).
 inline void build_dense_proposal(const double* inv, int K, const Options& o, std::span<double> out,
-                                 AliasBuilder& alias) {
-  std::vector<double> weights(static_cast<std::size_t>(K));
+                                 AliasPairing& pairing) {
+  const std::span<double> scaled = pairing.scaled(static_cast<std::size_t>(K));
   double sum = 0;
   for (int k = 0; k < K; ++k) {
     out[static_cast<std::size_t>(k)] = inv[k];
-    sum += weights[static_cast<std::size_t>(k)] = o.beta * inv[k];
+    sum += scaled[static_cast<std::size_t>(k)] = o.beta * inv[k];
   }
   out[static_cast<std::size_t>(K)] = sum;
-  double* threshold = out.data() + K + 1;
-  double* other = threshold + K;
-  alias.build(weights, sum, [&](std::int32_t i, double p, std::int32_t a) {
-    threshold[i] = p;
-    other[i] = a;
+  for (double& x : scaled) x = x * K / sum;
+  double* keep = out.data() + K + 1;
+  double* other = keep + K;
+  pairing.pair([&](std::size_t k, double p, std::size_t a) {
+    keep[k] = p;
+    other[k] = static_cast<double>(a);
   });
 }
 
 /// Builds a word's proposal row from its topic row and the shared part.
 template <class WordRow>
 void build_word_proposal(const WordRow& word, const double* dense, int K, std::span<std::int32_t> out,
-                         AliasBuilder& alias, std::vector<double>& weights) {
+                         AliasPairing& pairing) {
   std::fill_n(out.begin(), K, 0);
   const std::int32_t m = word.nonzeros();
   out[static_cast<std::size_t>(K)] = m;
-  weights.resize(static_cast<std::size_t>(m));
+  const std::span<double> scaled = pairing.scaled(static_cast<std::size_t>(m));
   double sum = 0;
   for (std::int32_t i = 0; i < m; ++i) {
     const std::int32_t k = word.topic(i);
     out[static_cast<std::size_t>(k)] = word.count(k);
-    sum += weights[static_cast<std::size_t>(i)] = word.count(k) * dense[k];
+    sum += scaled[static_cast<std::size_t>(i)] = word.count(k) * dense[k];
   }
   std::memcpy(&out[static_cast<std::size_t>(K + 1)], &sum, sizeof sum);
+  for (double& x : scaled) x = x * m / sum;
   std::int32_t* entry = out.data() + K + 3;
-  alias.build(weights, sum, [&](std::int32_t i, double p, std::int32_t a) {
-    entry[3 * i] = word.topic(i);
+  pairing.pair([&](std::size_t i, double p, std::size_t a) {
+    entry[3 * i] = word.topic(static_cast<std::int32_t>(i));
     entry[3 * i + 1] = std::bit_cast<std::int32_t>(static_cast<float>(p));
-    entry[3 * i + 2] = word.topic(a);
+    entry[3 * i + 2] = word.topic(static_cast<std::int32_t>(a));
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "common/alias_pairing.hpp"
 #include "common/text_lines.hpp"
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
@@ -66,27 +67,13 @@ std::int32_t draw(const std::vector<double>& cdf, double u) {
 class AliasTable {
  public:
   explicit AliasTable(const std::vector<double>& p) : keep_(p.size()), alias_(p.size()) {
-    const auto n = p.size();
-    std::vector<std::size_t> small, large;
-    std::vector<double> scaled(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      scaled[i] = p[i] * static_cast<double>(n);
-      (scaled[i] < 1 ? small : large).push_back(i);
-    }
-    while (!small.empty() && !large.empty()) {
-      const std::size_t s = small.back(), l = large.back();
-      small.pop_back();
-      keep_[s] = scaled[s];
-      alias_[s] = static_cast<std::int32_t>(l);
-      scaled[l] -= 1 - scaled[s];
-      if (scaled[l] < 1) {
-        large.pop_back();
-        small.push_back(l);
-      }
-    }
-    // What is left has probability 1 up to rounding.
-    for (const auto i : small) keep_[i] = 1, alias_[i] = static_cast<std::int32_t>(i);
-    for (const auto i : large) keep_[i] = 1, alias_[i] = static_cast<std::int32_t>(i);
+    AliasPairing pairing;
+    const std::span<double> scaled = pairing.scaled(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) scaled[i] = p[i] * static_cast<double>(p.size());
+    pairing.pair([&](std::size_t i, double keep, std::size_t alias) {
+      keep_[i] = keep;
+      alias_[i] = static_cast<std::int32_t>(alias);
+    });
   }
   std::int32_t draw(double u) const {
     const double x = u * static_cast<double>(keep_.size());

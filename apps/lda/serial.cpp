@@ -95,15 +95,14 @@ void SerialLda::end_pass() {
   if (o_.sampler != Sampler::mh) return;
   // The Metropolis-Hastings proposals of the next pass, from the counts as it begins.
   const int K = o_.topics;
-  AliasBuilder alias;
-  std::vector<double> weights;
+  AliasPairing pairing;
   dense_proposal_.resize(static_cast<std::size_t>(dense_proposal_width(K)));
-  build_dense_proposal(inv_.data(), K, o_, dense_proposal_, alias);
+  build_dense_proposal(inv_.data(), K, o_, dense_proposal_, pairing);
   const auto width = static_cast<std::size_t>(word_proposal_width(K));
   word_proposal_.resize(static_cast<std::size_t>(p_.words) * width);
   for (std::int64_t w = 0; w < p_.words; ++w)
     build_word_proposal(TopicRowView(read_row(word_topic_, w, K), K), dense_proposal_.data(), K,
-                        std::span(&word_proposal_[static_cast<std::size_t>(w) * width], width), alias, weights);
+                        std::span(&word_proposal_[static_cast<std::size_t>(w) * width], width), pairing);
 }
 
 double SerialLda::loglik_per_token() const {

@@ -109,9 +109,9 @@ void StrataLda::end_pass() {
   // The Metropolis-Hastings proposals of the next pass, from the counts as it begins:
   // every rank builds the shared part and the rows of the words it holds.
   const int K = o_.topics;
-  AliasBuilder alias;
-  std::vector<double> dense(static_cast<std::size_t>(dense_proposal_width(K))), weights;
-  build_dense_proposal(inv.data(), K, o_, dense, alias);
+  AliasPairing pairing;
+  std::vector<double> dense(static_cast<std::size_t>(dense_proposal_width(K)));
+  build_dense_proposal(inv.data(), K, o_, dense, pairing);
   if (dense_proposal_.is_local({0, 0})) std::copy(dense.begin(), dense.end(), dense_proposal_.row(0).begin());
   // A loop may leave the word rows split at other bounds: the proposals follow them.
   if (word_proposal_.distribution().bounds() != word_topic_.distribution().bounds()) {
@@ -122,8 +122,7 @@ void StrataLda::end_pass() {
   const IndexSet& mine = word_topic_.local_box()[0];
   for (std::int64_t i = 0; i < mine.size(); ++i) {
     const std::int64_t w = mine.global(i);
-    build_word_proposal(TopicRowView(word_topic_.read_row(w), K), dense.data(), K, word_proposal_.row(w), alias,
-                        weights);
+    build_word_proposal(TopicRowView(word_topic_.read_row(w), K), dense.data(), K, word_proposal_.row(w), pairing);
   }
 }
 

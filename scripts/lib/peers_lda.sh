@@ -67,7 +67,9 @@ bench_lda() {
 # written out: the sources of src/CMakeLists.txt, the flags of its top CMakeLists.txt
 # (-march=native, C++14, OpenMP) with CMake's Release -O3 -DNDEBUG, and <stdexcept>
 # included up front (src/lda.cpp throws std::runtime_error without it; older GCCs'
-# <string> brought it in).
+# <string> brought it in). -march=native is WarpLDA's own choice and stays: the peer is
+# built and run on this machine only, at its best (Strata's binaries keep a portable
+# baseline with run-time dispatch, CMakeLists.txt).
 lda_build_warplda() {
   local wb=$out/warplda-build src=$WARPLDA_DIR/src
   [ -x "$wb/warplda" ] && [ -x "$wb/format" ] && return 0

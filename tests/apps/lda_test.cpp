@@ -227,11 +227,11 @@ TEST(LdaMh, AliasTablesHoldTheProposal) {
   for (const int k : {3, 3, 3, 0, 6, 6, 3, 1, 3, 6}) word.add(k);
   const std::vector<std::int64_t> totals{50, 7, 0, 90, 3, 12, 40};
   const auto inv = lda::coefficients(totals, o, 300);
-  lda::AliasBuilder alias;
-  std::vector<double> dense(static_cast<std::size_t>(lda::dense_proposal_width(K))), weights;
-  lda::build_dense_proposal(inv.data(), K, o, dense, alias);
+  AliasPairing pairing;
+  std::vector<double> dense(static_cast<std::size_t>(lda::dense_proposal_width(K)));
+  lda::build_dense_proposal(inv.data(), K, o, dense, pairing);
   std::vector<std::int32_t> prop(static_cast<std::size_t>(lda::word_proposal_width(K)));
-  lda::build_word_proposal(lda::TopicRowView(cells, K), dense.data(), K, prop, alias, weights);
+  lda::build_word_proposal(lda::TopicRowView(cells, K), dense.data(), K, prop, pairing);
   // q(k) = (count_k + beta) inv_k / sum, and the table's mass of k.
   double sum = 0;
   std::vector<double> want(K), got(K, 0.0);
@@ -282,11 +282,11 @@ TEST(LdaMh, ChainsKeepTheExactConditional) {
   const lda::TopicRowView doc(doc_cells, K), word(word_cells, K);
   const std::vector<std::int64_t> totals{30, 10, 25, 5, 40, 20}, stale_totals{28, 14, 25, 9, 33, 21};
   const auto inv = lda::coefficients(totals, o, 50), stale_inv = lda::coefficients(stale_totals, o, 50);
-  lda::AliasBuilder alias;
-  std::vector<double> dense(static_cast<std::size_t>(lda::dense_proposal_width(K))), weights;
-  lda::build_dense_proposal(stale_inv.data(), K, o, dense, alias);
+  AliasPairing pairing;
+  std::vector<double> dense(static_cast<std::size_t>(lda::dense_proposal_width(K)));
+  lda::build_dense_proposal(stale_inv.data(), K, o, dense, pairing);
   std::vector<std::int32_t> prop(static_cast<std::size_t>(lda::word_proposal_width(K)));
-  lda::build_word_proposal(lda::TopicRowView(stale_cells, K), dense.data(), K, prop, alias, weights);
+  lda::build_word_proposal(lda::TopicRowView(stale_cells, K), dense.data(), K, prop, pairing);
   std::vector<double> p(K);
   double sum = 0;
   for (int k = 0; k < K; ++k)
