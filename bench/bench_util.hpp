@@ -23,6 +23,17 @@ inline std::int64_t number(const std::string& option, const char* text) {
   return v;
 }
 
+/// Calls f(option, value) for each "--option value" pair of the command line, in
+/// order; an option without a value is an OptionError naming it.
+template <class F>
+void for_each_option(int argc, char** argv, F&& f) {
+  for (int a = 1; a < argc; a += 2) {
+    const std::string option = argv[a];
+    if (a + 1 >= argc) throw strata::OptionError(option + " needs a value");
+    f(option, argv[a + 1]);
+  }
+}
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const auto n = v.size();

@@ -38,10 +38,7 @@ int main(int argc, char** argv) try {
   strata::apps::word2vec::SyntheticSpec spec;
   std::int64_t holdout_percent = 10, seed = 42;
   std::string train, test;
-  for (int a = 1; a < argc; ++a) {
-    const std::string opt = argv[a];
-    if (a + 1 >= argc) throw strata::OptionError(fmt::format("{} needs a value", opt));
-    const char* v = argv[++a];
+  strata::bench::for_each_option(argc, argv, [&](const std::string& opt, const char* v) {
     if (opt == "--train") train = v;
     else if (opt == "--test") test = v;
     else if (opt == "--sentences") spec.sentences = strata::bench::number(opt, v);
@@ -51,7 +48,7 @@ int main(int argc, char** argv) try {
     else if (opt == "--holdout") holdout_percent = strata::bench::number(opt, v);
     else if (opt == "--seed") seed = strata::bench::number(opt, v);
     else throw strata::OptionError(fmt::format("unknown option '{}'", opt));
-  }
+  });
   if (train.empty() || test.empty()) throw strata::OptionError("--train FILE and --test FILE are needed");
   if (holdout_percent > 90) throw strata::OptionError("--holdout is a percentage of at most 90");
   if (spec.words < 2 || spec.length < 2) throw strata::OptionError("--words and --length must be 2 or more");
