@@ -9,7 +9,8 @@
 namespace strata::apps {
 
 const std::vector<AppInfo>& app_catalogue() {
-  static const std::vector<AppInfo> apps = {mf_info(), slr_info(), mlr_info(), lda_info(), word2vec_info(), transe_info()};
+  static const std::vector<AppInfo> apps = {mf_info(),  slr_info(),      mlr_info(),
+                                            lda_info(), word2vec_info(), transe_info()};
   return apps;
 }
 

@@ -100,8 +100,10 @@ w2v_strata() {  # set rep label "options" [launcher...]
 
 # Medians over the rounds per tool.
 w2v_table() {
-  echo "== word2vec, $1 ($(wc -l <"$out/word2vec-$1/train.txt") training lines, $(wc -w <"$out/word2vec-$1/train.txt") words; ${W2V_EPOCHS:-5} epochs; $(nproc) cores)"
-  /usr/bin/python3 - "$out" "$1" "$(wc -w <"$out/word2vec-$1/train.txt")" "${W2V_EPOCHS:-5}" <<'PY'
+  local train=$out/word2vec-$1/train.txt
+  echo "== word2vec, $1 ($(wc -l <"$train") training lines, $(wc -w <"$train") words;" \
+    "${W2V_EPOCHS:-5} epochs; $(nproc) cores)"
+  /usr/bin/python3 - "$out" "$1" "$(wc -w <"$train")" "${W2V_EPOCHS:-5}" <<'PY'
 import csv, statistics, sys
 out, set_, words, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 runs = [r for r in csv.DictReader(open(f"{out}/word2vec_runs.csv")) if r["set"] == set_]

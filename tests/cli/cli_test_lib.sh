@@ -21,3 +21,15 @@ expect_error() {
   [ "$(wc -l <err.txt)" -eq 1 ] || fail "strata $*: stderr has $(wc -l <err.txt) lines: $(head -c 600 err.txt)"
   grep -q -- "$pattern" err.txt || fail "strata $*: stderr '$(head -c 300 err.txt)' lacks '$pattern'"
 }
+
+# The test's last line: says how it went and exits 0 only if nothing failed.
+finish() {
+  local name
+  name=$(basename "$0" .sh)
+  if [ "$failures" -eq 0 ]; then
+    echo "$name: all passed"
+    exit 0
+  fi
+  echo "$name: $failures failure(s)"
+  exit 1
+}

@@ -154,5 +154,4 @@ ln -s "$PWD/victim.txt" lda-model/model.txt.tmp
 untouched "--save (lda)"
 regular lda-model/model.txt && grep -q "^topics 4" lda-model/model.txt || fail "lda-model/model.txt was not written"
 
-[ "$failures" -eq 0 ] && echo "all hostile-input checks passed"
-exit $((failures > 0))
+finish

@@ -55,4 +55,4 @@ expect_error 1 "--sampler: 'gibbs' is not one of sparse, mh" train lda --data co
 expect_error 1 "--mh-steps: 0 is outside" train lda --data corpus.txt --sampler mh --mh-steps 0
 expect_error 1 "--mh-steps: 17 is outside" train lda --data corpus.txt --sampler mh --mh-steps 17
 
-[ "$failures" -eq 0 ] && echo "lda_options_test: all passed" || { echo "lda_options_test: $failures failure(s)"; exit 1; }
+finish

@@ -99,4 +99,4 @@ expect_error 1 "mlr.txt says 101 x 3" predict mlr --model badmodel --data test.s
 printf '5 1:1\n5 2:1 1:1\n' >bad.svm
 expect_error 1 "bad.svm:2" predict mlr --model model --data bad.svm --out x.txt
 
-[ "$failures" -eq 0 ] && echo "mlr_options_test: all passed" || { echo "mlr_options_test: $failures failure(s)"; exit 1; }
+finish

@@ -106,4 +106,4 @@ expect_error 1 "bad.model:8" predict slr --model bad.model --data test.svm --out
 printf '+1 1:1\n+1 2:1 1:1\n' >bad.svm
 expect_error 1 "bad.svm:2" predict slr --model model --data bad.svm --out x.txt
 
-[ "$failures" -eq 0 ] && echo "slr_options_test: all passed" || { echo "slr_options_test: $failures failure(s)"; exit 1; }
+finish

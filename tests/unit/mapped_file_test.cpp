@@ -69,7 +69,8 @@ TEST(MappedFile, ScanInPiecesSeesEveryLineOnceAndReleasesPages) {
       seen.emplace_back(line);
     }
   };
-  for (const std::size_t piece : {std::size_t{0}, std::size_t{1}, std::size_t{100}, std::size_t{4096}, std::size_t{1} << 25})
+  for (const std::size_t piece : {std::size_t{0}, std::size_t{1}, std::size_t{100}, std::size_t{4096},
+                                  std::size_t{1} << 25})
     for (const bool skip_bad : {true, false}) {
       Lines whole, pieces;
       const auto want = io::scan_chunk(file.text(), whole, skip_bad);

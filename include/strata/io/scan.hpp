@@ -44,15 +44,15 @@ ChunkScan scan_releasing(const MappedFile& file, std::size_t begin, std::size_t 
   ChunkScan total;
   for (std::size_t at = begin; at < end;) {
     const std::size_t stop = end - at <= piece ? end : snap_to_lines(text, at + piece, at + piece, begin).first;
-    ChunkScan piece = scan_chunk(text.substr(at, stop - at), handler, skip_bad, keep);
-    for (auto& b : piece.bad_lines) {
+    ChunkScan part = scan_chunk(text.substr(at, stop - at), handler, skip_bad, keep);
+    for (auto& b : part.bad_lines) {
       b.line += total.lines;
       if (total.bad_lines.size() < keep) total.bad_lines.push_back(std::move(b));
     }
-    total.lines += piece.lines;
-    total.bad += piece.bad;
+    total.lines += part.lines;
+    total.bad += part.bad;
     file.release(at, stop);
-    if (!skip_bad && piece.bad > 0) break;  // scan_chunk stopped at the first bad line
+    if (!skip_bad && part.bad > 0) break;  // scan_chunk stopped at the first bad line
     at = stop;
   }
   return total;
