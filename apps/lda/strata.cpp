@@ -44,7 +44,7 @@ StrataLda::StrataLda(Runtime& rt, const Problem& problem, const Options& options
       inv_(DistArray<double, 2>::zeros(rt, {1, options.topics + 1})),
       word_proposal_(options.sampler == Sampler::mh
                          ? DistArray<std::int32_t, 2>::zeros(rt, {problem.words, word_proposal_width(options.topics)},
-                                                             Partition::range(0, word_topic_.distribution().bounds()))
+                                                             word_topic_.partition())
                          : DistArray<std::int32_t, 2>::zeros(rt, {1, 1})),
       dense_proposal_(DistArray<double, 2>::zeros(rt, {1, dense_proposal_width(options.topics)})) {
   z_.set_name("z");
@@ -114,11 +114,7 @@ void StrataLda::end_pass() {
   build_dense_proposal(inv.data(), K, o_, dense, pairing);
   if (dense_proposal_.is_local({0, 0})) std::copy(dense.begin(), dense.end(), dense_proposal_.row(0).begin());
   // A loop may leave the word rows split at other bounds: the proposals follow them.
-  if (word_proposal_.distribution().bounds() != word_topic_.distribution().bounds()) {
-    word_proposal_ = DistArray<std::int32_t, 2>::zeros(rt_, {p_.words, word_proposal_width(K)},
-                                                       Partition::range(0, word_topic_.distribution().bounds()));
-    word_proposal_.set_name("word_proposal");
-  }
+  if (word_proposal_.partition() != word_topic_.partition()) word_proposal_.repartition(word_topic_.partition());
   const IndexSet& mine = word_topic_.local_box()[0];
   for (std::int64_t i = 0; i < mine.size(); ++i) {
     const std::int64_t w = mine.global(i);
