@@ -8,6 +8,7 @@
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
 #include "loop/round_dealer.hpp"
+#include "loop/split_groups.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop::detail {
@@ -65,12 +66,16 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   const bool record_now = previous && previous->choice.strategy == Strategy::groups && stride == 1;
   const std::vector<std::uint64_t> hinted_rows = record_now ? row_keyed_arrays(*previous) : std::vector<std::uint64_t>{};
   const std::uint64_t layout_seen = given.array->structure_version();
+  // Units are noted in the previous plan's table: split groups lock them.
+  const OwnershipTable* hinted_units = record_now ? previous->ownership.get() : nullptr;
   std::vector<analysis::ElementAccess> elements;
-  for (auto& rec : reconnoitre(given, body, record_now, stride, hinted_rows)) {
+  std::vector<std::uint64_t> units;
+  for (auto& rec : reconnoitre(given, body, record_now, stride, hinted_rows, hinted_units)) {
     accesses += rec.accesses();
     local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
     merge_read_sets(plan->read_sets, rec.read_sets());
     elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
+    units.insert(units.end(), rec.units().begin(), rec.units().end());
   }
   plan->recon_accesses = rt.comm().allreduce(accesses, ReduceOp::sum);
   plan->recon_seconds = rt.comm().allreduce(seconds_since(t0), ReduceOp::max);
@@ -98,23 +103,30 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
     const std::vector<std::uint64_t> row_keyed = row_keyed_arrays(*plan);
-    // The first pass's elements number this rank's iterations as they were then.
-    if (!record_now || row_keyed != hinted_rows || space.array->structure_version() != layout_seen) {
-      elements.clear();
-      for (auto& rec : reconnoitre(space, body, true, 1, row_keyed))
-        elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
-    }
-    group_thread = group_threads(*plan, n, elements);
-    // A gathered plan groups rank 0's iterations (all of them); the report says the same on every rank.
-    plan->groups = rt.comm().allreduce(plan->groups, ReduceOp::max);
-    // Slowest worker over the mean of all workers: the idle ranks of a gathered plan count.
-    plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
-    // The groups hold for the accesses just recorded: with irregular subscripts and
-    // more than one thread running them, every run re-validates them.
+    // The groups hold for the accesses about to be recorded: with irregular subscripts
+    // and more than one thread running them, every run re-validates them.
     if (plan->irregular && T > 1) {
       auto table = std::make_shared<OwnershipTable>(*plan);
       if (!table->empty()) plan->ownership = std::move(table);
     }
+    // The first pass's elements number this rank's iterations as they were then, and
+    // its units those of the previous plan's table.
+    const bool units_hold = !plan->ownership || (hinted_units && plan->ownership->same_units(*hinted_units));
+    if (!record_now || row_keyed != hinted_rows || space.array->structure_version() != layout_seen || !units_hold) {
+      elements.clear();
+      units.clear();
+      for (auto& rec : reconnoitre(space, body, true, 1, row_keyed, plan->ownership.get())) {
+        elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
+        units.insert(units.end(), rec.units().begin(), rec.units().end());
+      }
+    }
+    group_thread = place_groups(*plan, n, elements, units);
+    // A gathered plan groups rank 0's iterations (all of them); the report says the same on every rank.
+    plan->groups = rt.comm().allreduce(plan->groups, ReduceOp::max);
+    plan->split_groups = rt.comm().allreduce(plan->split_groups, ReduceOp::max);
+    plan->split_iterations = rt.comm().allreduce(plan->split_iterations, ReduceOp::sum);
+    // Slowest worker over the mean of all workers: the idle ranks of a gathered plan count.
+    plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
   }
   const auto s = static_cast<std::size_t>(plan->choice.space_dim), t = static_cast<std::size_t>(plan->choice.time_dim);
   const auto& skew = plan->choice.skew;
@@ -184,6 +196,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
         RandomStream order(options.shuffle_seed, static_cast<std::uint64_t>((r * T + th) * steps + st));
         std::shuffle(list.begin(), list.end(), order);
       }
+  if (plan->split) plan->split->arrange(plan->work);
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;
     for (const auto& w : plan->work) {

@@ -37,8 +37,6 @@ const CheckedObserver::KnownSite* CheckedObserver::find_site(const strata::detai
   return nullptr;
 }
 
-namespace {
-
 // "W[3, :]": how messages show an access.
 std::string shown(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last) {
   std::vector<std::string> subs;
@@ -46,8 +44,6 @@ std::string shown(const strata::detail::ArrayBase& array, std::span<const std::i
     subs.push_back(whole_last && d + 1 == index.size() ? ":" : std::to_string(index[d]));
   return fmt::format("{}[{}]", strata::detail::array_label(array), fmt::join(subs, ", "));
 }
-
-}  // namespace
 
 void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const std::source_location& where,
                                  std::span<const std::int64_t> index, bool whole_last, bool site_known) const {

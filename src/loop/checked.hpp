@@ -25,6 +25,7 @@
 #include "strata/error.hpp"
 #include "loop/ownership.hpp"
 #include "loop/plan.hpp"
+#include "loop/split_groups.hpp"
 
 namespace strata::loop {
 
@@ -34,6 +35,9 @@ class SpeculationFailed : public Error {
  public:
   using Error::Error;
 };
+
+/// "W[3, :]": how messages show an access.
+std::string shown(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last);
 
 /// Throws SpeculationFailed for an access whose claim (loop/ownership.hpp) was
 /// refused, naming the access, its site when known ("" otherwise) and the iteration.
@@ -57,6 +61,8 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   /// Re-validating a groups plan: every access also claims its element in `table`
   /// for `worker`, and a conflicting claim throws SpeculationFailed before the access.
   void watch(OwnershipTable* table, int worker) { owners_ = table, worker_ = worker; }
+  /// Split groups: a claim refused on a lockable unit tries its lock in `locks` (null: none).
+  void lock_with(SplitLocks* locks) { locks_ = locks; }
 
   // Kept small: during a speculative run it is called for every access, so all
   // message building is out of line.
@@ -68,7 +74,8 @@ class CheckedObserver final : public strata::detail::AccessObserver {
       fit_failed(array, where, index, whole_last, planned != nullptr);
     if (owners_ && mode != strata::detail::AccessMode::buffered &&
         !owners_->claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
-      claim_refused(array, index, whole_last, iteration_, strata::detail::site_label(where));
+      if (!locks_ || !locks_->lock_extra(array, index, whole_last))
+        claim_refused(array, index, whole_last, iteration_, strata::detail::site_label(where));
     if (check_bounds_) check_planned(planned, array, where, mode, index, whole_last);
     return nullptr;
   }
@@ -130,6 +137,7 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   std::size_t last_ = 0;
   std::span<const std::int64_t> iteration_;
   OwnershipTable* owners_ = nullptr;
+  SplitLocks* locks_ = nullptr;
   int worker_ = 0;
   std::int64_t space_lo_ = 0, space_hi_ = 0, time_lo_ = 0, time_hi_ = 0;
 };

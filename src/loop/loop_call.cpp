@@ -8,6 +8,7 @@
 
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
+#include "loop/split_groups.hpp"
 #include "strata/loop/call_hooks.hpp"
 #include "strata/error.hpp"
 #include "strata/loop/undo.hpp"
@@ -129,6 +130,36 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
   }
 }
 
+// A replay on the recorded layout of a call whose groups were split over threads: the
+// recorded run's order depended on timing, so the replay follows the order its
+// record logged, on rank 0 (which holds a gathered loop's iterations), each
+// iteration's Buffer writes summed as its recorded worker summed them.
+std::shared_ptr<Plan> run_recorded_order(const SpaceView& given, const LoopBody& body, std::shared_ptr<Plan> plan,
+                                         CallHooks& calls) {
+  const SpaceView space = given.refreshed();
+  const RecordedCall& rec = calls.expected();
+  if (rec.order == 0)
+    throw ReplayError(fmt::format("replay of loop call {} at {}: its conflict groups were split over threads, whose "
+                                  "order depends on timing, and the record holds no order for the call",
+                                  rec.call, plan->loop_site));
+  const RecordedSchedule schedule = calls.schedule(rec, space.dims);
+  if (space.rt->rank() == 0) {
+    struct Reset {
+      ~Reset() { strata::detail::t_delta_set = 0; }
+    } reset;
+    const auto M = static_cast<std::size_t>(space.dims);
+    for (std::size_t k = 0; k < schedule.iterations(); ++k) {
+      const auto row = schedule.row(k);
+      std::byte* value = recorded_element(space, row, rec);
+      strata::detail::t_delta_set = static_cast<int>(row[M]);
+      body.visit(body.body, row.data(), value);
+    }
+  }
+  space.rt->comm().barrier();
+  flush_buffers(*plan);
+  return plan;
+}
+
 // One call of parallel_for without the bookkeeping of loop calls. The first run of a
 // plan from a sampled reconnaissance checks every access; if one does not fit,
 // everything the run changed is put back and the loop is planned from a full pass.
@@ -150,21 +181,32 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
     plan = replan(space, body, options, where, options);
     plan->speculation_failure = std::move(failure);
   }
+  if (plan->split_groups > 0 && call_hooks(rt).replaying())
+    return run_recorded_order(space, body, std::move(plan), call_hooks(rt));
   if (plan->ownership) return run_revalidated(space, body, options, where, std::move(plan));
   return run_unchecked(space, body, std::move(plan), options);
 }
 
 // Record mode: the id of the schedule of `plan`'s runs, written on its first call.
+// A plan with split groups runs in a new order at every call (its tickets): it is
+// logged under a fingerprint of the order instead.
 std::int64_t record_order(const SpaceView& space, const Plan& plan, CallHooks& record) {
-  if (const auto id = record.order_of(plan.serial)) return id;
+  const bool split = plan.split_groups > 0;
+  if (!split)
+    if (const auto id = record.order_of(plan.serial)) return id;
   auto rows = schedule_rows(space, plan, RelaxedRun(plan).clock_every());
   const std::size_t width = kScheduleFields + static_cast<std::size_t>(space.dims);
   std::int64_t clocks = 1;  // as RelaxedRun::begin counts them
   for (std::size_t at = 0; at < rows.size(); at += width) {
-    if (!strategy_has_one_step(plan)) rows[at] = 0;  // a 2-D run over relaxed arrays is one clock
+    // A 2-D run over relaxed arrays is one clock; the steps of split groups are an order.
+    if (!strategy_has_one_step(plan) || split) rows[at] = 0;
     clocks = std::max(clocks, rows[at] + 1);
   }
-  return record.write_order(plan.serial, to_recorded(rows, space.dims, clocks));
+  const RecordedSchedule order = to_recorded(rows, space.dims, clocks);
+  if (!split) return record.write_order(plan.serial, order);
+  const std::uint64_t key = fingerprint(std::as_bytes(std::span(order.rows)));
+  if (const auto id = record.order_of(key)) return id;
+  return record.write_order(key, order);
 }
 
 // Single-process replay: the body over the call's recorded schedule on this thread,
@@ -241,12 +283,21 @@ std::vector<std::int64_t> schedule_rows(const SpaceView& given, const Plan& plan
   const int T = plan.threads, r = space.rt->rank();
   const bool clocked = strategy_has_one_step(plan) && clock_every > 0;
   std::int64_t index[4];
+  // Split groups (loop/split_groups.hpp): an iteration that held locks comes at its
+  // ticket t (step 2t + 2); the others of its worker after it, up to the worker's
+  // next ticket, follow it (step 2t + 3; before the first ticket, step 1).
+  const SplitGroups* split = plan.split.get();
   for (int th = 0; th < T; ++th) {
-    std::int64_t seq = 0;
+    std::int64_t seq = 0, ticket = -1;
     const auto& steps = plan.work[static_cast<std::size_t>(th)];
     for (std::size_t st = 0; st < steps.size(); ++st)
       for (const auto pos : steps[st]) {
-        const std::int64_t step = clocked ? seq / clock_every : static_cast<std::int64_t>(st);
+        std::int64_t step = clocked ? seq / clock_every : static_cast<std::int64_t>(st);
+        if (split) {
+          const std::int64_t t = split->lanes[static_cast<std::size_t>(th)].ticket[static_cast<std::size_t>(seq)];
+          step = t >= 0 ? 2 * t + 2 : 2 * ticket + 3;
+          if (t >= 0) ticket = t;
+        }
         index_at(space, pos, index);
         mine.insert(mine.end(), {step, r * T + th, seq++});
         mine.insert(mine.end(), index, index + space.dims);

@@ -54,9 +54,11 @@ class ElementScratch {
 /// Runs the body once with accesses recorded over this rank's iterations (1 in
 /// `stride` of them), on all of the rank's threads, each with its own recorder over a
 /// contiguous share. The element handed to the body is a copy, so its writes are
-/// dropped too. Element recording keys the arrays in `row_keyed` by row.
+/// dropped too. Element recording keys the arrays in `row_keyed` by row, and notes
+/// each access's unit in `units_of` when given (Recorder::note_units).
 std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride,
-                                  const std::vector<std::uint64_t>& row_keyed = {});
+                                  const std::vector<std::uint64_t>& row_keyed = {},
+                                  const OwnershipTable* units_of = nullptr);
 /// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
 /// visits local iteration `pos` (for tests of speculative plans).
 bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);

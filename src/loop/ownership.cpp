@@ -36,41 +36,86 @@ OwnershipTable::OwnershipTable(const Plan& plan) {
       t.count *= static_cast<std::size_t>(t.shape[d]);
     arrays_.push_back(std::move(t));
   }
+  // Small arrays: a cache line per unit's state (see states_).
+  constexpr std::size_t kSpreadUpTo = 1024, kPerLine = 64 / sizeof(std::uint64_t);
   std::size_t total = 0;
   for (auto& t : arrays_) {
+    t.stride = t.count <= kSpreadUpTo ? kPerLine : 1;
     t.first = total;
-    total += t.count;
+    total += t.count * t.stride;
   }
-  states_ = std::vector<std::atomic<std::uint16_t>>(total);  // all untouched
+  states_ = std::vector<std::atomic<std::uint64_t>>(total);  // all untouched
+  lockable_.assign(total, 0);
+}
+
+std::uint64_t OwnershipTable::unit_of(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
+                                      bool whole_last) const {
+  const Tracked* t = find(array);
+  if (!t) return kNoUnit;
+  const std::size_t dims = t->shape.size();
+  if (whole_last && !t->by_row) return kNoUnit;
+  std::uint64_t unit = 0;
+  for (std::size_t d = 0; d < (t->by_row ? dims - 1 : dims); ++d) {
+    if (static_cast<std::uint64_t>(index[d]) >= static_cast<std::uint64_t>(t->shape[d])) return kNoUnit;
+    unit = unit * static_cast<std::uint64_t>(t->shape[d]) + static_cast<std::uint64_t>(index[d]);
+  }
+  return t->first + unit * t->stride;
+}
+
+bool OwnershipTable::same_units(const OwnershipTable& other) const {
+  if (arrays_.size() != other.arrays_.size()) return false;
+  for (std::size_t k = 0; k < arrays_.size(); ++k) {
+    const Tracked &a = arrays_[k], &b = other.arrays_[k];
+    if (a.array != b.array || a.by_row != b.by_row || a.shape != b.shape || a.stride != b.stride) return false;
+  }
+  return true;
+}
+
+void OwnershipTable::make_lockable(std::span<const std::uint32_t> units) {
+  for (const std::uint32_t u : units) {
+    lockable_count_ += lockable_[u] == 0 ? 1 : 0;
+    lockable_[u] = 1;
+  }
 }
 
 void OwnershipTable::reset() {
   for (auto& s : states_) s.store(0, std::memory_order_relaxed);
 }
 
-bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint16_t tag) {
+bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag) {
   const auto width = static_cast<std::size_t>(t.shape.back());
   for (std::size_t k = 0; k < width; ++k)
-    if (!claim_unit(t.first + row * width + k, write, tag)) return false;
+    if (!claim_unit(t.first + (row * width + k) * t.stride, write, tag)) return false;
   return true;
 }
 
-bool OwnershipTable::take_unit(std::size_t unit, bool write, std::uint16_t tag) {
-  std::atomic<std::uint16_t>& state = states_[unit];
-  std::uint16_t now = state.load(std::memory_order_relaxed);
+bool OwnershipTable::take_unit(std::size_t unit, bool write, std::uint64_t tag) {
+  std::atomic<std::uint64_t>& state = states_[unit];
+  std::uint64_t now = state.load(std::memory_order_relaxed);
+  // A lockable unit is touched only under its lock: the holder's first access marks
+  // it touched (a plain store: while it holds the lock, nobody else writes the word);
+  // any other claim does not hold it.
+  if (lockable_[unit]) {
+    if (state_of(now) != (kWritten | kUntouched | tag)) return false;
+    state.store((now & kClockMask) | kWritten | tag, std::memory_order_relaxed);
+    return true;
+  }
   for (;;) {
-    std::uint16_t next;
+    const std::uint64_t held = state_of(now);
+    std::uint64_t next;
     if (write) {
-      if (now == (kWritten | tag)) return true;
-      if (now != 0 && now != tag) return false;  // read or written by another worker
+      if (held == (kWritten | tag)) return true;
+      if (held != 0 && held != tag) return false;  // read or written by another worker
       next = kWritten | tag;
     } else {
-      if (now == tag || now == kShared || now == (kWritten | tag)) return true;
-      if (now & kWritten) return false;  // written by another worker
-      next = now == 0 ? tag : kShared;
+      if (held == tag || held == kShared || held == (kWritten | tag)) return true;
+      if (held & kWritten) return false;  // written by another worker
+      next = held == 0 ? tag : kShared;
     }
     // acq_rel: a claim that wins is ordered with the claims other workers make next.
-    if (state.compare_exchange_weak(now, next, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
+    if (state.compare_exchange_weak(now, (now & kClockMask) | next, std::memory_order_acq_rel,
+                                    std::memory_order_relaxed))
+      return true;
   }
 }
 

@@ -16,6 +16,13 @@
 // worker's iterations one worker after the other (the plan's equivalent order). A
 // refused run is undone and the loop planned again (loop_call.cpp).
 //
+// Split groups (loop/split_groups.hpp) add a fourth case: a unit written by the
+// iterations of a group too large for one thread is *lockable*. It is never claimed
+// for a whole run; an iteration of the split group locks it and unlocks it when the
+// iteration ends, and any other access to it is refused. A lock taken before the
+// iteration runs is marked untouched until the iteration's first access to the unit,
+// so the iteration knows which of its recorded locks it needed.
+//
 // Every array the loop writes in place is tracked (by row where some access takes
 // whole rows, as the recorded groups key it); a write to any other array comes from
 // a site the plan never saw and is refused too. Reads of arrays the loop does not
@@ -50,7 +57,7 @@ class OwnershipTable {
   /// Forgets every claim: a run starts with every element untouched.
   void reset();
   /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
-  /// touches for `worker` (0-based, below 32767). False when another worker's claim
+  /// touches for `worker` (0-based, below 16383). False when another worker's claim
   /// conflicts with it, or when it writes an array the table does not track.
   /// Inline: every access of a re-validating run comes here.
   bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,
@@ -68,13 +75,62 @@ class OwnershipTable {
         return true;
       unit = unit * static_cast<std::size_t>(t->shape[d]) + static_cast<std::size_t>(index[d]);
     }
-    const auto tag = static_cast<std::uint16_t>(worker + 1);
+    const std::uint64_t tag = tag_of(worker);
     if (!one_unit) [[unlikely]]
       return claim_row_elements(*t, unit, write, tag);
-    return claim_unit(t->first + unit, write, tag);
+    return claim_unit(t->first + unit * t->stride, write, tag);
   }
   /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".
   std::string describe() const;
+
+  static constexpr std::uint64_t kNoUnit = ~std::uint64_t{0};
+  /// The unit an access claims: kNoUnit when the table does not track `array`, a
+  /// subscript is out of shape, or the access spans several units (a whole row of an
+  /// array tracked by element).
+  /// (Units are numbered by their state's place, gaps included: see states_.)
+  std::uint64_t unit_of(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
+                        bool whole_last) const;
+  std::size_t units() const { return states_.size(); }
+  /// Whether `other` numbers the units of the same arrays alike.
+  bool same_units(const OwnershipTable& other) const;
+
+  // ---- locks of split groups -----------------------------------------------------
+  /// Makes `units` lockable (see above) for every later run.
+  void make_lockable(std::span<const std::uint32_t> units);
+  std::size_t lockable_units() const { return lockable_count_; }
+  bool lockable(std::size_t unit) const { return lockable_[unit] != 0; }
+  /// Locks a lockable unit for `worker` unless another worker holds it; `touched`
+  /// when the access follows at once (else it stays untouched until it does).
+  bool try_lock(std::size_t unit, int worker, bool touched) {
+    // Test before the compare-and-swap: a waiter that only reads leaves the holder's
+    // line in its cache.
+    std::uint64_t now = states_[unit].load(std::memory_order_relaxed);
+    if (state_of(now) != 0) return false;
+    const std::uint64_t held = (now & kClockMask) | kWritten | (touched ? 0 : kUntouched) | tag_of(worker);
+    return states_[unit].compare_exchange_strong(now, held, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  /// Whether `worker` holds a lockable unit and has touched it.
+  bool touched_by(std::size_t unit, int worker) const {
+    return state_of(states_[unit].load(std::memory_order_relaxed)) == (kWritten | tag_of(worker));
+  }
+  /// The worker holding a lockable unit, -1 when none does.
+  int holder(std::size_t unit) const {
+    const std::uint64_t now = state_of(states_[unit].load(std::memory_order_relaxed));
+    return now == 0 ? -1 : static_cast<int>(now & kShared) - 1;
+  }
+  /// A lockable unit's clock (split_groups.hpp), read by the worker holding it: the
+  /// ticket of the last iteration that touched it in this run (0: none).
+  std::int64_t clock(std::size_t unit) const {
+    return static_cast<std::int64_t>(states_[unit].load(std::memory_order_relaxed) >> kClockShift);
+  }
+  /// Unlocks a unit its holder has touched, setting its clock to `ticket`.
+  void unlock_touched(std::size_t unit, std::int64_t ticket) {
+    states_[unit].store(static_cast<std::uint64_t>(ticket) << kClockShift, std::memory_order_release);
+  }
+  /// Unlocks a unit, from the worker holding it; its clock stays.
+  void unlock(std::size_t unit) {
+    states_[unit].store(states_[unit].load(std::memory_order_relaxed) & kClockMask, std::memory_order_release);
+  }
 
  private:
   struct Tracked {
@@ -84,23 +140,33 @@ class OwnershipTable {
     bool by_row;             ///< one unit per row (every access takes whole rows)
     std::size_t first = 0;   ///< its first unit in states_
     std::size_t count = 0;
+    std::size_t stride = 1;  ///< states_ entries from one unit to the next
   };
-  // A unit's state: 0 untouched; w + 1 read by worker w only; kShared read by several
-  // workers; kWritten | (w + 1) written (and perhaps read) by worker w only.
-  static constexpr std::uint16_t kShared = 0x7fff;
-  static constexpr std::uint16_t kWritten = 0x8000;
+  // A unit's word: its clock (lockable units) above its state. The state: 0
+  // untouched; w + 1 read by worker w only; kShared read by several workers;
+  // kWritten | (w + 1) written (and perhaps read) by worker w only, or a lockable unit
+  // locked by w; kWritten | kUntouched | (w + 1) locked by w, not yet touched. Only a
+  // lock's holder writes its word. The clock shares the word so that a lock brings it
+  // along (one cache line, not two).
+  static constexpr std::uint64_t kShared = 0x3fff;
+  static constexpr std::uint64_t kUntouched = 0x4000;
+  static constexpr std::uint64_t kWritten = 0x8000;
+  static constexpr int kClockShift = 16;
+  static constexpr std::uint64_t kClockMask = ~std::uint64_t{0xffff};
+  static std::uint64_t state_of(std::uint64_t word) { return word & 0xffff; }
+  static std::uint64_t tag_of(int worker) { return static_cast<std::uint64_t>(worker + 1); }
 
-  bool claim_unit(std::size_t unit, bool write, std::uint16_t tag) {
+  bool claim_unit(std::size_t unit, bool write, std::uint64_t tag) {
     // Already held as this access needs it (the common case): no write to shared memory.
-    const std::uint16_t now = states_[unit].load(std::memory_order_relaxed);
+    const std::uint64_t now = state_of(states_[unit].load(std::memory_order_relaxed));
     if (now == (kWritten | tag) || (!write && (now == tag || now == kShared))) [[likely]]
       return true;
     return take_unit(unit, write, tag);
   }
   /// The state change of a claim, by compare-and-swap; false when it conflicts.
-  bool take_unit(std::size_t unit, bool write, std::uint16_t tag);
+  bool take_unit(std::size_t unit, bool write, std::uint64_t tag);
   /// A whole row of an array tracked by element: every element of the row.
-  bool claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint16_t tag);
+  bool claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag);
   const Tracked* find(const strata::detail::ArrayBase& array) const {
     for (const auto& t : arrays_)
       if (t.array == &array) return &t;
@@ -108,7 +174,12 @@ class OwnershipTable {
   }
 
   std::vector<Tracked> arrays_;
-  std::vector<std::atomic<std::uint16_t>> states_;  ///< one per unit, arrays_ after one another
+  /// One per unit, arrays_ after one another. The units of a small array (a relation
+  /// table, counters: hot, every worker claims them all the time) get a cache line
+  /// each, so that claims of different units do not move one line between cores.
+  std::vector<std::atomic<std::uint64_t>> states_;
+  std::vector<std::uint8_t> lockable_;              ///< per unit: 1 when lockable
+  std::size_t lockable_count_ = 0;
 };
 
 }  // namespace strata::loop

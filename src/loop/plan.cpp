@@ -16,6 +16,7 @@
 #include "strata/error.hpp"
 #include "loop/buffer_base.hpp"
 #include "loop/ownership.hpp"
+#include "loop/split_groups.hpp"
 
 namespace strata::loop {
 namespace {
@@ -209,18 +210,6 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
   }
 }
 
-std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
-                                        const std::vector<analysis::ElementAccess>& accesses) {
-  const auto g = analysis::conflict_groups(iterations, accesses);
-  const auto worker_of = analysis::pack_groups(g.group_size, plan.threads);
-  plan.groups = g.count;
-  plan.imbalance = analysis::imbalance(g.group_size, worker_of, plan.threads);
-  std::vector<std::int32_t> thread_of(static_cast<std::size_t>(iterations));
-  for (std::int64_t i = 0; i < iterations; ++i)
-    thread_of[static_cast<std::size_t>(i)] = worker_of[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])];
-  return thread_of;
-}
-
 namespace {
 
 // How the iterations are spread over the rounds (RoundDealer), for explain.
@@ -308,6 +297,11 @@ std::string Plan::explain() const {
                        r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");
   }
   if (groups > 0) out += fmt::format("  conflict groups: {}\n", groups);
+  if (split_groups > 0)
+    out += fmt::format("  split: {} group(s) larger than a thread's share ({} iterations) run on every thread, each "
+                       "iteration under locks on the units it touches that the split groups write ({} lockable "
+                       "units); a run equals the serial run of its grant order\n",
+                       split_groups, split_iterations, split ? ownership->lockable_units() : 0);
   out += fmt::format("  load imbalance (slowest worker / mean): {:.3f}\n", imbalance);
   out += fmt::format("  bytes moved between ranks per pass: {}\n", bytes_per_pass);
   out += fmt::format("  reconnaissance: {:.3f} s ({} accesses recorded{}); planning: {:.3f} s\n", recon_seconds,

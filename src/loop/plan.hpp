@@ -27,6 +27,7 @@ namespace strata {
 namespace loop {
 
 class OwnershipTable;
+struct SplitGroups;
 
 /// One static access site as the planner sees it (merged over ranks).
 struct SiteSummary {
@@ -116,6 +117,11 @@ struct Plan {
   /// table (loop/ownership.hpp): their groups hold only for the accesses recorded when
   /// the plan was built. Null for plans whose validity rests on fitted subscripts only.
   std::shared_ptr<OwnershipTable> ownership;
+  /// Groups too large for one thread, split over the threads under locks
+  /// (loop/split_groups.hpp); null when none is.
+  std::shared_ptr<SplitGroups> split;
+  /// Groups split, and their iterations (summed over ranks): the same on every rank.
+  std::int64_t split_groups = 0, split_iterations = 0;
   /// Runs of this plan checked against the table, and why the last refused run (of
   /// the plan this one replaced) was refused (explain).
   std::int64_t revalidated_runs = 0;
@@ -172,10 +178,6 @@ std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>&
 
 /// Runs the analysis on merged sites: references, vectors, strategy, array roles.
 void analyse(Plan& plan, const std::vector<std::int64_t>& space_extents, const LoopOptions& options);
-
-/// The exact conflict groups of this rank's iterations, packed onto its threads.
-std::vector<std::int32_t> group_threads(Plan& plan, std::int64_t iterations,
-                                        const std::vector<analysis::ElementAccess>& accesses);
 
 /// Reaches the plan a LoopReport was made from (LoopReport keeps it private).
 struct ReportAccess {

@@ -49,7 +49,7 @@ bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos) { retur
 // stay in cache across a tile instead of being fetched from memory at almost every
 // iteration. Element recording numbers iterations in key order; it keeps that order.
 std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride,
-                                  const std::vector<std::uint64_t>& row_keyed) {
+                                  const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of) {
   Runtime& rt = *space.rt;
   const int T = rt.threads();
   const auto dims = static_cast<std::size_t>(space.dims);
@@ -58,6 +58,7 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
   for (int t = 0; t < T; ++t) {
     recs.emplace_back(space.dims, record_elements);
     recs.back().key_by_row(row_keyed);
+    recs.back().note_units(units_of);
   }
   const std::int64_t n = space.local_nnz;
   // Tiles of the last dimension are 2^shift indices wide (at least 1024, at most 4096

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "loop/buffer_base.hpp"
+#include "loop/ownership.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop {
@@ -113,6 +114,7 @@ void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_lo
     const bool by_row = n > 1 && std::find(row_keyed_.begin(), row_keyed_.end(), array.array_id()) != row_keyed_.end();
     for (std::size_t d = 0; d < (by_row ? n - 1 : n); ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != strata::detail::AccessMode::read});
+    if (units_of_) units_.push_back(units_of_->unit_of(array, index, whole_last));
   }
   if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
   return scratch_for(real, bytes, mode);

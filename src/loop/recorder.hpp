@@ -24,6 +24,8 @@
 
 namespace strata::loop {
 
+class OwnershipTable;
+
 /// The units (elements, or rows) of a relaxed array this rank's iterations read in
 /// the reconnaissance pass, one bit each.
 struct ReadSet {
@@ -67,8 +69,14 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   /// Element recording keys every access of these arrays by its row (all subscripts
   /// but the last), so a whole-row access and an element of that row meet.
   void key_by_row(std::vector<std::uint64_t> array_ids) { row_keyed_ = std::move(array_ids); }
+  /// Element recording also notes, for each access, its unit in `table`
+  /// (OwnershipTable::unit_of; kNoUnit for arrays it does not track): split groups
+  /// lock them (loop/split_groups.hpp).
+  void note_units(const OwnershipTable* table) { units_of_ = table; }
   const std::vector<SiteRecord>& sites() const { return sites_; }
   const std::vector<analysis::ElementAccess>& elements() const { return elements_; }
+  /// Parallel to elements() when note_units was given a table, else empty.
+  const std::vector<std::uint64_t>& units() const { return units_; }
   /// The units of relaxed arrays this thread's iterations read.
   const std::vector<ReadSet>& read_sets() const { return read_sets_; }
   std::int64_t accesses() const {
@@ -105,6 +113,8 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   std::vector<std::unique_ptr<std::byte[]>> zeros_;
   std::size_t zeros_bytes_ = 0;
   std::vector<analysis::ElementAccess> elements_;
+  const OwnershipTable* units_of_ = nullptr;
+  std::vector<std::uint64_t> units_;
   std::vector<std::uint64_t> row_keyed_;
   std::vector<ReadSet> read_sets_;
   std::vector<strata::detail::RelaxedBase*> read_set_tables_;  // parallel to read_sets_

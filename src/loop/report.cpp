@@ -33,6 +33,8 @@ LoopReport ReportAccess::make(std::shared_ptr<const Plan> plan) {
     r.rounds = p.schedule.rounds;
     r.slices_per_worker = p.slices_per_worker;
     r.groups = p.groups;
+    r.split_groups = p.split_groups;
+    r.split_iterations = p.split_iterations;
     r.imbalance = p.imbalance;
     r.bytes_per_pass = p.bytes_per_pass;
     r.recon_stride = p.recon_stride;

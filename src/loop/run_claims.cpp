@@ -4,8 +4,9 @@
 
 namespace strata::loop {
 
-RunClaims::RunClaims(OwnershipTable& table, int worker, int dims, const std::atomic<bool>& abandoned)
-    : table_(table), worker_(worker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned) {
+RunClaims::RunClaims(OwnershipTable& table, int worker, int dims, const std::atomic<bool>& abandoned,
+                     SplitLocks* locks)
+    : table_(table), worker_(worker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned), locks_(locks) {
   strata::detail::t_claims = this;
 }
 

@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "loop/checked.hpp"
 #include "loop/loop_internal.hpp"
@@ -89,21 +90,31 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
 
 // Speculative runs: each iteration's index goes to the checker first. Once one thread
 // has met an access the plan does not cover, the others stop at their next iteration.
+// With split groups, iterations also take and drop their locks.
 class VerifyHook final : public IterationHook {
  public:
-  VerifyHook(CheckedObserver& checker, int dims, const std::atomic<bool>& abandoned)
-      : checker_(checker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned) {}
+  VerifyHook(CheckedObserver& checker, int dims, const std::atomic<bool>& abandoned, SplitLocks* locks)
+      : checker_(checker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned), locks_(locks) {
+    checker_.lock_with(locks);
+  }
+  ~VerifyHook() { checker_.lock_with(nullptr); }
+  VerifyHook(const VerifyHook&) = delete;
+  VerifyHook& operator=(const VerifyHook&) = delete;
   void before(const std::int64_t* index) override {
     if (abandoned_.load(std::memory_order_relaxed)) [[unlikely]]
       throw RunAbandoned{};
     checker_.begin_iteration({index, dims_});
+    if (locks_) locks_->begin_iteration();
   }
-  void after() override {}
+  void after() override {
+    if (locks_) locks_->end_iteration();
+  }
 
  private:
   CheckedObserver& checker_;
   std::size_t dims_;
   const std::atomic<bool>& abandoned_;
+  SplitLocks* locks_;
 };
 
 // Managed communication takes deltas between iterations.
@@ -148,6 +159,9 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // the accessors (RunClaims) unless an observer watches the run anyway.
   OwnershipTable* owners = verify && plan.ownership ? plan.ownership.get() : nullptr;
   if (owners) owners->reset();
+  // Split groups lock what they touch; their locks live in the table's states.
+  SplitGroups* split = owners ? plan.split.get() : nullptr;
+  if (split) split->reset(T);
   const bool claims_only = owners && plan.verified && !checked && relaxed_arrays(plan).empty();
   if (checked || (verify && !claims_only))
     for (int th = 0; th < T; ++th) {
@@ -220,11 +234,14 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     std::string& failure = failures[static_cast<std::size_t>(th)];
     if (!failure.empty() || abandoned.load(std::memory_order_relaxed)) return;
     try {
+      std::optional<SplitLocks> locks;
+      if (split) locks.emplace(*split, *owners, from, th, abandoned);
+      SplitLocks* held = locks ? &*locks : nullptr;
       if (claims_only) {
-        RunClaims claims(*owners, th, space.dims, abandoned);
+        RunClaims claims(*owners, th, space.dims, abandoned, held);
         body.run(body.body, packed.data(), from, n, &claims);
       } else {
-        VerifyHook hook(*checker, space.dims, abandoned);
+        VerifyHook hook(*checker, space.dims, abandoned, held);
         body.run(body.body, packed.data(), from, n, &hook);
       }
     } catch (const SpeculationFailed& e) {

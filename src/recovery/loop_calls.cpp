@@ -69,6 +69,11 @@ bool LoopCalls::replaying_serially() const {
   return false;
 }
 
+bool LoopCalls::replaying() const {
+  const auto mode = record_->mode();
+  return mode == ExecutionRecord::Mode::replay || mode == ExecutionRecord::Mode::serial_replay;
+}
+
 void LoopCalls::end(const CallOutcome& outcome) {
   detail::note_loop_call("");
   record_->after_call(call_, site_, outcome);

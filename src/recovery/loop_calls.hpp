@@ -70,6 +70,7 @@ class LoopCalls final : public loop::CallHooks {
   /// in a replay of a one-process, one-thread record, a call whose relaxed arrays'
   /// values depended on timing: its reads come from the record's log.
   bool replaying_serially() const override;
+  bool replaying() const override;
   /// Replay modes, between begin and end: the record of the current call.
   const RecordedCall& expected() const override { return *expected_; }
   RecordedSchedule schedule(const RecordedCall& call, int dims) const override {

@@ -154,6 +154,96 @@ void embedding_probe(bool checked) {
 TEST(IrregularLoops, EmbeddingProbeEqualsEquivalentOrderOnEveryCall) { embedding_probe(false); }
 TEST(IrregularLoops, EmbeddingProbeEqualsEquivalentOrderChecked) { embedding_probe(true); }
 
+// A TransE-shaped probe (docs/loops.md, "Split groups"): each triple (h, r, t) moves
+// its relation's row of a 26-row table, its head and tail rows and the row of a
+// negative drawn from the epoch. Every triple writes a relation row, so all triples
+// form one conflict group; with several threads it is split over them under locks,
+// and the negatives that move from call to call are locked as they come. Each call
+// equals the serial run of its equivalent order (the grant order) bit for bit.
+constexpr int kRelDim = 8;
+constexpr std::int64_t kEntities = 2000, kRelations = 26;
+
+void transe_step(float* h, float* r, float* t, float* neg) {
+  float pos = 0, bad = 0;
+  for (int k = 0; k < kRelDim; ++k) {
+    const float d = h[k] + r[k] - t[k], dn = neg[k] + r[k] - t[k];
+    pos += d * d, bad += dn * dn;
+  }
+  if (pos + 0.5f <= bad) return;  // the margin holds: no update
+  for (int k = 0; k < kRelDim; ++k) {
+    const float g = 0.02f * (h[k] + r[k] - t[k]), gn = 0.02f * (neg[k] + r[k] - t[k]);
+    h[k] -= g, t[k] += g, r[k] -= g - gn, neg[k] += gn;
+  }
+}
+
+struct Triples {
+  std::vector<std::int64_t> head, rel, tail;
+};
+
+Triples make_triples(std::int64_t n) {
+  Triples tr;
+  RandomStream rs(29);
+  for (std::int64_t i = 0; i < n; ++i) {
+    // Every entity is a head once; relations are skewed (a few hot rows), as WordNet's.
+    tr.head.push_back(i < kEntities ? i : static_cast<std::int64_t>(rs.below(kEntities)));
+    tr.tail.push_back(static_cast<std::int64_t>(rs.below(kEntities)));
+    tr.rel.push_back(std::min<std::int64_t>(kRelations - 1, static_cast<std::int64_t>(rs.below(4) + rs.below(4) * rs.below(8))));
+  }
+  return tr;
+}
+
+std::int64_t corrupted(std::int64_t i, std::uint64_t epoch) {
+  return static_cast<std::int64_t>(CounterRng(epoch + 5).below(static_cast<std::uint64_t>(i), kEntities));
+}
+
+void transe_probe(bool checked) {
+  const std::int64_t n = 6000;
+  const Triples tr = make_triples(n);
+  auto space = DistArray<float, 1>::zeros(rt(), {n});
+  auto E = DistArray<float, 2>::randn(rt(), {kEntities, kRelDim}, 0.3, 0.0, Partition::range(0), 43);
+  auto R = DistArray<float, 2>::randn(rt(), {kRelations, kRelDim}, 0.3, 0.0, Partition::range(0), 47);
+  E.set_name("E");
+  R.set_name("R");
+  std::vector<float> e_ref = E.gather(), r_ref = R.gather();
+  auto e_row = [&](std::int64_t k) { return &e_ref[static_cast<std::size_t>(k * kRelDim)]; };
+  auto r_row = [&](std::int64_t k) { return &r_ref[static_cast<std::size_t>(k * kRelDim)]; };
+  std::uint64_t epoch = 0;
+  auto body = [&](const Index<1>& i, float) {
+    const auto k = static_cast<std::size_t>(i[0]);
+    transe_step(E.row(tr.head[k]).data(), R.row(tr.rel[k]).data(), E.row(tr.tail[k]).data(),
+                E.row(corrupted(i[0], epoch)).data());
+  };
+  int planned_again = 0;
+  std::uint64_t last_plan = 0;
+  for (epoch = 0; epoch < 5; ++epoch) {
+    const LoopReport report = parallel_for(space, body, with_checks(checked));
+    ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+    EXPECT_EQ(report.groups, 1) << report.explain();
+    if (several_threads_run_groups()) {
+      // Split over the threads; negatives that moved are locked as they come, so the
+      // plan holds from call to call (a refusal needs a cycle of waits inside bodies).
+      EXPECT_EQ(report.split_groups, 1) << report.explain();
+      EXPECT_EQ(report.split_iterations, n);
+      EXPECT_LT(report.imbalance * (report.gathered ? 1.0 / report.ranks : 1.0), 1.01) << report.explain();
+      EXPECT_NE(report.explain().find("split: 1 group(s)"), std::string::npos) << report.explain();
+      if (epoch > 0 && report.plan_id != last_plan) ++planned_again;
+    } else {
+      EXPECT_EQ(report.split_groups, 0) << report.explain();
+    }
+    last_plan = report.plan_id;
+    for (const auto& i : equivalent_order(space, report)) {
+      const auto k = static_cast<std::size_t>(i[0]);
+      transe_step(e_row(tr.head[k]), r_row(tr.rel[k]), e_row(tr.tail[k]), e_row(corrupted(i[0], epoch)));
+    }
+    ASSERT_EQ(E.gather(), e_ref) << "epoch " << epoch << "\n" << report.explain();
+    ASSERT_EQ(R.gather(), r_ref) << "epoch " << epoch;
+  }
+  EXPECT_LE(planned_again, 1);
+}
+
+TEST(IrregularLoops, SplitGroupEqualsItsGrantOrderOnEveryCall) { transe_probe(false); }
+TEST(IrregularLoops, SplitGroupEqualsItsGrantOrderChecked) { transe_probe(true); }
+
 // A body whose subscripts come from a shared generator cannot be planned by its
 // reconnaissance: the run still ends right (serially), and checked mode says why.
 TEST(IrregularLoops, UnreplayableSubscriptsRunSerially) {

@@ -92,6 +92,8 @@ class CallHooks : public RuntimeService {
 
   /// A single-process replay: loop calls run their recorded schedule on one thread.
   virtual bool replaying_serially() const = 0;
+  /// A replay of either kind (on the recorded layout, or in one process).
+  virtual bool replaying() const = 0;
   /// Replay modes, between begin and end: the record of the current call.
   virtual const RecordedCall& expected() const = 0;
   /// Serial replay: the recorded schedule of `call`, over `dims` dimensions.

@@ -45,8 +45,11 @@ class LoopReport {
   /// 2-D plans: time blocks; rounds the blocks go round the workers per pass; slices
   /// of each worker's space part (LoopOptions::rounds and slices_per_worker).
   int time_blocks = 0, rounds = 1, slices_per_worker = 1;
-  /// Conflict-group plans: the number of groups.
+  /// Conflict-group plans: the number of groups; of them, those larger than a
+  /// thread's share, split over the threads under per-element locks, and their
+  /// iterations (docs/loops.md, "Split groups").
   std::int64_t groups = 0;
+  std::int64_t split_groups = 0, split_iterations = 0;
   /// The slowest worker's iterations over the mean (1 = even).
   double imbalance = 1.0;
   /// Bytes moved between ranks per pass: rows travelling with time blocks, copies of
