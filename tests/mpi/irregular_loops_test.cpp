@@ -244,6 +244,43 @@ void transe_probe(bool checked) {
 TEST(IrregularLoops, SplitGroupEqualsItsGrantOrderOnEveryCall) { transe_probe(false); }
 TEST(IrregularLoops, SplitGroupEqualsItsGrantOrderChecked) { transe_probe(true); }
 
+// Only a group above 1.1x a thread's share is split; the others run whole, placed
+// around it so the threads' loads even out. Here iterations below `hot` (a fraction
+// of them) all add to one hot slot; the rest each write a slot of their own.
+void hot_share_probe(double hot_fraction) {
+  const bool split_expected = several_threads_run_groups() && hot_fraction * rt().threads() > 1.1;
+  const std::int64_t n = 8000, hot = static_cast<std::int64_t>(hot_fraction * n);
+  auto x = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 0.01 * double(i[0] % 13); });
+  auto slot = DistArray<double, 1>::zeros(rt(), {n});
+  std::vector<double> ref(static_cast<std::size_t>(n), 0.0);
+  const std::vector<double> xs = x.gather();
+  auto body = [&](const Index<1>& i, double v) {
+    const std::int64_t s = i[0] < hot ? 0 : i[0];
+    slot[s] = slot[s] * 0.5 + v;
+  };
+  const LoopReport report = parallel_for(x, body);
+  ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+  EXPECT_EQ(report.groups, n - hot + 1);
+  if (split_expected) {
+    EXPECT_EQ(report.split_groups, 1) << report.explain();
+    EXPECT_EQ(report.split_iterations, hot);
+    EXPECT_LT(report.imbalance * (report.gathered ? 1.0 / report.ranks : 1.0), 1.01) << report.explain();
+  } else {
+    EXPECT_EQ(report.split_groups, 0) << report.explain();
+  }
+  for (const auto& i : equivalent_order(x, report)) {
+    const auto s = static_cast<std::size_t>(i[0] < hot ? 0 : i[0]);
+    ref[s] = ref[s] * 0.5 + xs[static_cast<std::size_t>(i[0])];
+  }
+  EXPECT_EQ(slot.gather(), ref);
+}
+
+TEST(IrregularLoops, AGroupAboveItsShareIsSplitAndTheRestPlacedAroundIt) { hot_share_probe(0.7); }
+TEST(IrregularLoops, AGroupWithinItsShareRunsWhole) {
+  if (rt().threads() > 4) GTEST_SKIP() << "a quarter of the iterations is more than 1.1x a thread's share";
+  hot_share_probe(0.25);
+}
+
 // A body whose subscripts come from a shared generator cannot be planned by its
 // reconnaissance: the run still ends right (serially), and checked mode says why.
 TEST(IrregularLoops, UnreplayableSubscriptsRunSerially) {
