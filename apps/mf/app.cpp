@@ -43,25 +43,32 @@ void check_synthetic_sizes(const RunConfig& c, const mf::SyntheticSpec& s) {
 
 // --test FILE's ratings become the held-out set, through the training data's ids. A
 // rating of a user or item the training data lacks has no factors to predict with:
-// it is left out, and counted in the run's description.
-void attach_test_file(mf::Problem& p, const std::string& path) {
-  std::int64_t unseen = 0;
+// it is left out, and counted in the run's description. A shared problem keeps every
+// P-th of them on each rank.
+void attach_test_file(Runtime& rt, mf::Problem& p, const std::string& path) {
+  std::int64_t unseen = 0, line = 0;
   for (const mf::LineRating& r : mf::read_rating_lines(path, true, "--test")) {
     const std::int64_t u = mf::model_row(p.user_ids, p.users, r.user), i = mf::model_row(p.item_ids, p.items, r.item);
     if (u < 0 || i < 0) ++unseen;
-    else p.test.push_back({static_cast<std::int32_t>(u), static_cast<std::int32_t>(i), r.value});
+    else if (!p.shared || line++ % rt.size() == rt.rank())
+      p.test.push_back({static_cast<std::int32_t>(u), static_cast<std::int32_t>(i), r.value});
   }
-  p.source += fmt::format("; --test {}: {} ratings", path, p.test.size());
+  p.test_count = static_cast<std::int64_t>(p.test.size());
+  if (p.shared) p.test_count = rt.comm().allreduce(p.test_count, ReduceOp::sum);
+  p.source += fmt::format("; --test {}: {} ratings", path, p.test_count);
   if (unseen > 0) p.source += fmt::format(" ({} more left out: their user or item is not in --data)", unseen);
 }
 
-mf::Problem make_problem(Runtime& rt, const RunConfig& c) {
+// On several ranks the Strata program reads a share of the file per rank (the serial
+// program and cross-validation's folds need every rating on every rank).
+mf::Problem make_problem(Runtime& rt, const RunConfig& c, bool whole) {
   const double holdout = holdout_fraction(c);
   const std::string& test = c.options.text("test");
   mf::Problem p;
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "rating file");
-    p = mf::load(rt, c.data_path, holdout, c.seed);
+    p = whole || rt.size() == 1 ? mf::load(rt, c.data_path, holdout, c.seed)
+                                : mf::load_share(rt, c.data_path, holdout, c.seed);
   } else {
     mf::SyntheticSpec s;
     s.users = c.synthetic.integer("users", 1);
@@ -71,7 +78,7 @@ mf::Problem make_problem(Runtime& rt, const RunConfig& c) {
     check_synthetic_sizes(c, s);
     p = mf::generate(s, holdout, c.seed);
   }
-  if (!test.empty()) attach_test_file(p, test);
+  if (!test.empty()) attach_test_file(rt, p, test);
   return p;
 }
 
@@ -139,7 +146,7 @@ void save(const std::string& dir, DistArray<float, 2>& W, DistArray<float, 2>& H
 // unless that is empty. The Strata version releases p's ratings once its arrays hold them.
 void train_one(Runtime& rt, const RunConfig& c, mf::Problem& p, const mf::Options& o, const InfoCallback& info,
                const PassCallback& report, const std::string& save_dir) {
-  const auto items = static_cast<std::int64_t>(p.train.size());
+  const std::int64_t items = p.train_count;
   double loss = 0;
   if (c.serial) {
     mf::SerialMf m(p, o);
@@ -151,10 +158,9 @@ void train_one(Runtime& rt, const RunConfig& c, mf::Problem& p, const mf::Option
     }
     return;
   }
-  mf::StrataMf m(rt, p, o, c.plan);
-  // The model's arrays hold the ratings now: the problem's copies go (#31: the data once).
-  std::vector<mf::Rating>().swap(p.train);
-  std::vector<mf::Rating>().swap(p.test);
+  // The model's arrays take the ratings, the problem's copies going as each is filled
+  // (#31, #27: the data once).
+  mf::StrataMf m(rt, p, o, c.plan, mf::StrataMf::ReleaseRatings{});
   run_passes(rt, c, items, report, [&] { loss = m.pass() / static_cast<double>(items); },
              [&] { return metrics(o, loss, m.fit_test()); },
              [&] { info(describe_plan(m.report(), {"user", "item"})); });
@@ -169,7 +175,7 @@ void cross_validate(Runtime& rt, const RunConfig& c, const mf::Problem& all, con
   std::vector<PassReport> mean;
   for (int f = 0; f < folds; ++f) {
     mf::Problem p = mf::fold(all, f, folds, c.seed);
-    const std::size_t trained = p.train.size(), held = p.test.size();  // train_one may release them
+    const std::int64_t trained = p.train_count, held = p.test_count;
     std::size_t pass = 0;
     std::vector<Metric> last;
     train_one(rt, c, p, o, [](const std::string&) {}, [&](const PassReport& r) {
@@ -197,17 +203,17 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   if (folds > 1 && (!c.options.text("test").empty() || c.options.text("holdout") != "0.1"))
     throw OptionError("--folds measures on each fold in turn: drop --test and --holdout");
   if (folds > 1 && !c.save_dir.empty()) throw OptionError("--folds trains one model per fold: drop --save");
-  mf::Problem p = make_problem(rt, c);
+  mf::Problem p = make_problem(rt, c, c.serial || folds > 1);
   const mf::Options o = make_options(c);
   info(fmt::format("{}; {} training, {} held out; rank {}, {} loss, {} step, lr {}, l2 {},{}", p.source,
-                   folds > 1 ? p.train.size() + p.test.size() : p.train.size(), folds > 1 ? 0 : p.test.size(), o.rank,
+                   folds > 1 ? p.train_count + p.test_count : p.train_count, folds > 1 ? 0 : p.test_count, o.rank,
                    c.options.text("loss"), c.options.text("step"), o.lr, o.l2_user, o.l2_item));
   if (folds > 1) return cross_validate(rt, c, p, o, folds, info, report);
   train_one(rt, c, p, o, info, report, c.save_dir);
 }
 
 void explain(Runtime& rt, const RunConfig& c) {
-  const mf::Problem p = make_problem(rt, c);
+  const mf::Problem p = make_problem(rt, c, false);
   mf::StrataMf m(rt, p, make_options(c), c.plan);
   m.explain();
 }

@@ -33,6 +33,8 @@ int fold_of(std::int64_t user, std::int64_t item, int folds, std::uint64_t seed)
   return static_cast<int>(pair_unit(user, item, seed) * folds);
 }
 
+}  // namespace
+
 // The held-out ratings are copied out and the others kept in place, in their order,
 // so the ratings are held once (and the held-out share twice, briefly).
 void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed) {
@@ -46,16 +48,15 @@ void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t se
   }
   all.resize(kept);
   p.train = std::move(all);
+  p.train_count = static_cast<std::int64_t>(p.train.size());
+  p.test_count = static_cast<std::int64_t>(p.test.size());
 }
 
-// Users and items are model rows numbered in 32 bits (Rating).
 void check_rows(std::int64_t users, std::int64_t items, const std::string& what) {
   if (users > kMaxRows || items > kMaxRows)
     throw OptionError(fmt::format("{}: {} users and {} items: at most {} of each (model rows are 32-bit numbers)",
                                   what, users, items, kMaxRows));
 }
-
-}  // namespace
 
 Problem fold(const Problem& all, int f, int folds, std::uint64_t seed) {
   Problem p;
@@ -66,6 +67,8 @@ Problem fold(const Problem& all, int f, int folds, std::uint64_t seed) {
   p.item_ids = all.item_ids;
   for (const auto* set : {&all.train, &all.test})
     for (const Rating& r : *set) (fold_of(r.user, r.item, folds, seed) == f ? p.test : p.train).push_back(r);
+  p.train_count = static_cast<std::int64_t>(p.train.size());
+  p.test_count = static_cast<std::int64_t>(p.test.size());
   return p;
 }
 
@@ -199,6 +202,14 @@ bool has_repeated_pair(const std::vector<Entry<float, 2>>& all, std::int64_t use
 
 }  // namespace
 
+void throw_repeated_pair(const std::string& path) {
+  // Every rank rescans alike and raises the same error, naming the lines.
+  const auto r = io::find_repeated_index<float, 2>(path, parse::ratings);
+  STRATA_CHECK(r, "the rescan finds the pair rated twice");
+  throw ParseError(path, r->line, r->text,
+                   fmt::format("user {} rated item {} already on line {}", r->index[0], r->index[1], r->first_line));
+}
+
 Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed) {
   LoadReport report;
   auto all = whole_file(rt, parse_entries<float, 2>(rt, path, parse::ratings, {}, {}, &report));
@@ -209,13 +220,7 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);
-  if (has_repeated_pair(all, p.users, p.items)) {
-    // Every rank rescans alike and raises the same error, naming the lines.
-    const auto r = io::find_repeated_index<float, 2>(path, parse::ratings);
-    STRATA_CHECK(r, "the rescan finds the pair rated twice");
-    throw ParseError(path, r->line, r->text,
-                     fmt::format("user {} rated item {} already on line {}", r->index[0], r->index[1], r->first_line));
-  }
+  if (has_repeated_pair(all, p.users, p.items)) throw_repeated_pair(path);
   p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
   // As ratings (12 bytes each, the parsed entries 24), the entries released at once.
   std::vector<Rating> ratings;

@@ -27,6 +27,11 @@ struct Problem {
   std::int64_t users = 0, items = 0;
   std::vector<Rating> train;  ///< in the order the serial program visits them
   std::vector<Rating> test;   ///< held out: never trained on
+  /// train and test hold this rank's share of the ratings only (load_share): the
+  /// Strata program takes every rank's share; the serial program needs them all.
+  bool shared = false;
+  /// Training and held-out ratings over all ranks (their sizes when not shared).
+  std::int64_t train_count = 0, test_count = 0;
   std::string source;         ///< one line: where the ratings came from
   /// A rating file's distinct user and item ids, increasing: row r of the model is
   /// user user_ids[r]. Empty when the ids are the rows (generated data).
@@ -61,6 +66,24 @@ Problem fold(const Problem& all, int f, int folds, std::uint64_t seed);
 /// file and line; IoError when the file cannot be mapped (it must be a regular file).
 /// Collective.
 Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed);
+
+/// load() for the Strata program on several ranks (load_share.cpp): each rank keeps
+/// the ratings it parsed (its part of the file), so no rank ever holds the whole
+/// file. Ids are renumbered as load() does, through every rank's distinct ids; a pair
+/// rated twice is found where its user's ratings meet, and raises load()'s error on
+/// every rank; the held-out set is chosen by the same hash. The union of the shares
+/// is load()'s problem, in another order (the Strata program's plans visit ratings
+/// in an order of their own). Collective.
+Problem load_share(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed);
+
+/// Moves the ratings of `all` a hash of the pair holds out (a fraction `holdout`) to
+/// p.test and the others to p.train, in their order; sets the counts to the sizes.
+void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed);
+/// A pair of `path` rated twice: rescans the file and raises the ParseError naming
+/// both lines (every rank alike).
+[[noreturn]] void throw_repeated_pair(const std::string& path);
+/// Users and items are model rows numbered in 32 bits (Rating): OptionError beyond.
+void check_rows(std::int64_t users, std::int64_t items, const std::string& what);
 
 
 }  // namespace strata::apps::mf

@@ -8,17 +8,22 @@ namespace strata::apps::mf {
 
 namespace {
 
-// This rank's share of the ratings; DistArray::sparse routes them to their owners.
-// Sized at once: growing it entry by entry held up to twice its size while copying.
-DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vector<Rating>& all, const char* name) {
+// This rank's share of the ratings (all it holds of a shared problem, else a slice of
+// the whole); DistArray::sparse routes them to their owners. Sized at once: growing
+// it entry by entry held up to twice its size while copying.
+// With `release`, `all` (that vector) is released once the entries are made.
+DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vector<Rating>& all, const char* name,
+                                 std::vector<Rating>* release) {
   const auto n = static_cast<std::int64_t>(all.size());
-  const std::int64_t first = n * rt.rank() / rt.size(), last = n * (rt.rank() + 1) / rt.size();
+  const std::int64_t first = p.shared ? 0 : n * rt.rank() / rt.size();
+  const std::int64_t last = p.shared ? n : n * (rt.rank() + 1) / rt.size();
   std::vector<Entry<float, 2>> mine;
   mine.reserve(static_cast<std::size_t>(last - first));
   for (std::int64_t k = first; k < last; ++k) {
     const Rating& x = all[static_cast<std::size_t>(k)];
     mine.push_back({Index<2>{x.user, x.item}, x.value});
   }
+  if (release) std::vector<Rating>().swap(*release);
   auto a = DistArray<float, 2>::sparse(rt, {p.users, p.items}, std::move(mine));
   a.set_name(name);
   return a;
@@ -45,11 +50,19 @@ DistArray<float, 2> initial_factors(Runtime& rt, std::int64_t rows, const Option
 }  // namespace
 
 StrataMf::StrataMf(Runtime& rt, const Problem& problem, const Options& options, std::optional<analysis::Strategy> plan)
+    : StrataMf(rt, problem, nullptr, options, plan) {}
+
+StrataMf::StrataMf(Runtime& rt, Problem& problem, const Options& options, std::optional<analysis::Strategy> plan,
+                   ReleaseRatings)
+    : StrataMf(rt, problem, &problem, options, plan) {}
+
+StrataMf::StrataMf(Runtime& rt, const Problem& problem, Problem* releasing, const Options& options,
+                   std::optional<analysis::Strategy> plan)
     : rt_(rt),
       o_(options),
       data_parallel_(plan == analysis::Strategy::data_parallel),
-      R_(rating_array(rt, problem, problem.train, "R")),
-      T_(rating_array(rt, problem, problem.test, "R_test")),
+      R_(rating_array(rt, problem, problem.train, "R", releasing ? &releasing->train : nullptr)),
+      T_(rating_array(rt, problem, problem.test, "R_test", releasing ? &releasing->test : nullptr)),
       W_(initial_factors(rt, problem.users, options, user_seed(options.seed), "W")),
       H_(initial_factors(rt, problem.items, options, item_seed(options.seed), "H")),
       GW_(step_state(rt, problem.users, options, "GW")),

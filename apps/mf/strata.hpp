@@ -23,6 +23,12 @@ class StrataMf {
   /// to it: the caller may release them (the command does, holding them once).
   StrataMf(Runtime& rt, const Problem& problem, const Options& options,
            std::optional<analysis::Strategy> plan = std::nullopt);
+  struct ReleaseRatings {};
+  /// The same, releasing the problem's training and held-out ratings (its other
+  /// fields stay) as soon as each set's array is filled, before it is routed to the
+  /// owners: the ratings are then held once at the peak (the command's way).
+  StrataMf(Runtime& rt, Problem& problem, const Options& options, std::optional<analysis::Strategy> plan,
+           ReleaseRatings);
   /// One SGD pass over the training ratings (collective). Returns the sum of their
   /// losses, each taken just before its step.
   double pass();
@@ -40,6 +46,9 @@ class StrataMf {
   DistArray<float, 2>& H() { return H_; }
 
  private:
+  StrataMf(Runtime& rt, const Problem& problem, Problem* releasing, const Options& options,
+           std::optional<analysis::Strategy> plan);
+
   Fit fit(DistArray<float, 2>& ratings, std::source_location where = std::source_location::current());
   void pass_data_parallel();
 

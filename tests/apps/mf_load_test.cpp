@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <span>
 #include <tuple>
 
 #include "mf/problem.hpp"
@@ -29,13 +31,22 @@ class MfLoader : public ::testing::Test {
     return path;
   }
 
-  // The error loading `text` raises (every rank raises the same one).
+  // The error loading `text` raises (every rank raises the same one); load_share
+  // must raise the same.
   ParseError error_of(const std::string& text) {
     const std::string path = write(text);
     try {
       load(rt(), path, 0.0, 1);
     } catch (const ParseError& e) {
       EXPECT_EQ(e.file(), path);
+      try {
+        load_share(rt(), path, 0.0, 1);
+        ADD_FAILURE() << "load_share accepted '" << text << "'";
+      } catch (const ParseError& shared) {
+        EXPECT_EQ(shared.file(), path);
+        EXPECT_EQ(shared.line(), e.line());
+        EXPECT_EQ(shared.reason(), e.reason());
+      }
       return e;
     }
     ADD_FAILURE() << "accepted '" << text << "'";
@@ -149,6 +160,47 @@ TEST_F(MfLoader, LoadsTheSameProblemOnAnyRankAndThreadCount) {
     for (const auto& r : *set)
       h = mix64(h ^ static_cast<std::uint64_t>(r.user * 1000003 + r.item) ^ static_cast<std::uint64_t>(r.value * 2));
   EXPECT_EQ(h, 0x80ac32125284a995u) << std::hex << h;
+}
+
+// load_share: each rank keeps what it parsed; together the shares are load()'s
+// problem (the same ids, rows, held-out set and counts), and no rank holds it all.
+TEST_F(MfLoader, SharesTogetherAreTheWholeProblem) {
+  SyntheticSpec s;
+  s.users = 700;
+  s.items = 150;
+  s.ratings = 30000;
+  const Problem g = generate(s, 0.0, 3);
+  std::string text = "user item rating\n";
+  for (const auto& r : g.train) text += fmt::format("{} {} {}\n", 5 * r.user + 2, 13 * r.item + 1, r.value);
+  const std::string path = write(text);
+  const Problem whole = load(rt(), path, 0.2, 4);
+  const Problem share = load_share(rt(), path, 0.2, 4);
+  EXPECT_TRUE(share.shared);
+  EXPECT_EQ(share.users, whole.users);
+  EXPECT_EQ(share.items, whole.items);
+  EXPECT_EQ(share.user_ids, whole.user_ids);
+  EXPECT_EQ(share.item_ids, whole.item_ids);
+  EXPECT_EQ(share.train_count, whole.train_count);
+  EXPECT_EQ(share.test_count, whole.test_count);
+  EXPECT_EQ(whole.train_count, static_cast<std::int64_t>(whole.train.size()));
+  if (rt().size() > 1) {
+    EXPECT_LT(share.train.size(), whole.train.size());
+  }
+  // Every rank's share, gathered, against the whole problem (as sorted sets).
+  auto key = [](const Rating& r) { return std::tuple(r.user, r.item, r.value); };
+  for (const auto& [mine, all] : {std::pair(&share.train, &whole.train), std::pair(&share.test, &whole.test)}) {
+    std::vector<std::tuple<std::int32_t, std::int32_t, float>> got, want;
+    for (const auto& part : rt().comm().allgatherv(std::as_bytes(std::span(*mine))))
+      for (std::size_t k = 0; k < part.size() / sizeof(Rating); ++k) {
+        Rating r;
+        std::memcpy(&r, part.data() + k * sizeof(Rating), sizeof r);
+        got.push_back(key(r));
+      }
+    for (const auto& r : *all) want.push_back(key(r));
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+  }
 }
 
 }  // namespace

@@ -23,6 +23,20 @@ grep -q -- "--test test.txt: $(($(wc -l <test.txt) - 1)) ratings (1 more left ou
 [ -f model/mf.txt ] && [ -f model/user_ids.txt ] && [ -f model/item_ids.txt ] ||
   fail "--save wrote no mf.txt / id files"
 
+# On 2 ranks each reads a share of both files (load_share): the same ratings, counted
+# alike, and the same model as 1 rank x 2 threads (both run the plan's order), so the
+# same held-out RMSE at every pass, to rounding (the sums are added in another order).
+"$mpiexec" -np 2 "$strata" train mf --data train.txt --test test.txt --epochs 4 --rank 8 --threads 1 \
+  --metrics t2.csv >train2_out.txt 2>&1 || fail "train --test on 2 ranks exited $?: $(cat train2_out.txt)"
+grep -q -- "--test test.txt: $(($(wc -l <test.txt) - 1)) ratings (1 more left out" train2_out.txt ||
+  fail "on 2 ranks the run does not say what --test held: $(head -3 train2_out.txt)"
+[ "$(sed -n 2p train_out.txt)" = "$(sed -n 2p train2_out.txt)" ] ||
+  fail "2 ranks read other ratings: $(sed -n 2p train2_out.txt) vs $(sed -n 2p train_out.txt)"
+paste -d, <(grep '^[0-9]' t.csv) <(grep '^[0-9]' t2.csv) | awk -F, '{
+    a = $8; b = $16; if ((a - b) ^ 2 > 1e-12 * a * a) bad = bad " pass " $1 ": " a " vs " b }
+  END { if (NR != 4) bad = bad " " NR " passes"; if (bad) { print bad; exit 1 } }' >t2_diff.txt ||
+  fail "test_rmse on 2 ranks differs from 1 rank x 2 threads:$(cat t2_diff.txt)"
+
 # predict: one line per line of the file; its RMSE is the run's last test_rmse.
 sed '$d' test.txt >known.txt
 "$strata" predict mf --model model --data known.txt --out pred.txt >pred_out.txt 2>&1 ||
