@@ -93,7 +93,11 @@ void check_row_struct(Consistency c) {
     for (const Vec& row : model.gather()) got.insert(got.end(), row.v, row.v + kCols);
     expect_sums(got, expected_sums(n, pass), c, pass);
   }
-  EXPECT_EQ(mismatches.load(), 0);
+  // Where another thread's row adds land in the array itself as they are made, two
+  // reads of one element in an iteration may see two values.
+  if (!row_adds_may_race(c)) {
+    EXPECT_EQ(mismatches.load(), 0);
+  }
 }
 
 TEST(RelaxedRows, RowStructsUnderBsp) { check_row_struct(bsp().every(25)); }
@@ -136,13 +140,15 @@ void check_matrix_rows(Consistency c) {
   auto space = samples(n);
   auto m = DistArray<float, 2>::zeros(rt(), {kRows, kCols});
   Buffer buf(m, apply::sum(), c);
-  std::atomic<std::int64_t> mismatches{0};
+  std::atomic<std::int64_t> wrong_sizes{0}, mismatches{0};
   for (int pass = 1; pass <= 2; ++pass) {
     parallel_for(space, [&](const Index<1>& i, std::int64_t) {
       const auto wr = m.reader();
       const auto row = wr.read_row(row_of(i[0]));
       const auto direct = m.read_row(row_of(i[0]));
-      if (row.size() != static_cast<std::size_t>(kCols) || row[7] != direct[7] || wr.read({row_of(i[0]), 7}) != row[7])
+      if (row.size() != static_cast<std::size_t>(kCols) || direct.size() != static_cast<std::size_t>(kCols))
+        ++wrong_sizes;
+      else if (row[7] != direct[7] || wr.read({row_of(i[0]), 7}) != row[7])
         ++mismatches;
       float d[kCols];
       for (std::int64_t j = 0; j < kCols; ++j) d[j] = delta_of(i[0], j);
@@ -161,7 +167,12 @@ void check_matrix_rows(Consistency c) {
     });
     expect_sums(m.gather(), expected_sums(n, pass), c, pass);
   }
-  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(wrong_sizes.load(), 0);
+  // Where another thread's row adds land in the array itself as they are made, three
+  // reads of one element in an iteration may see three values.
+  if (!row_adds_may_race(c)) {
+    EXPECT_EQ(mismatches.load(), 0);
+  }
 }
 
 TEST(RelaxedRows, MatrixRowsUnderBsp) { check_matrix_rows(bsp()); }
