@@ -83,7 +83,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   const auto t1 = std::chrono::steady_clock::now();
   plan->sites = merge_sites(rt, local_sites);
   const std::vector<std::int64_t>& extents = given.shape;
-  analyse(*plan, extents, options);
+  analyse(*plan, extents, options, given.array->array_id(), given.nnz);
   const auto strategy = plan->choice.strategy;
   // Conflict groups need every access; relaxed arrays need every rank's whole read
   // set, except on one rank, where a relaxed array's cache is its values holding every

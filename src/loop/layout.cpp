@@ -110,6 +110,7 @@ std::vector<std::int64_t> space_worker_bounds(Plan& plan, strata::detail::ArrayB
   plan.space_bounds_note = "balanced by the iteration histogram";
   if (!changed_arrays(plan, space.array_id(), false).empty()) {  // writes in place or through Buffers
     for (const auto& [array, dim] : aligned) remember_split(array->array_id(), dim, balanced);
+    if (space.array_id() != 0) remember_split(space.array_id(), plan.choice.space_dim, balanced);
     return balanced;
   }
   // Dense arrays largest first (sparse ones count as 0 bytes, keeping their order).

@@ -16,6 +16,7 @@
 #include "strata/error.hpp"
 #include "loop/buffer_base.hpp"
 #include "loop/ownership.hpp"
+#include "loop/worker_splits.hpp"
 #include "loop/split_groups.hpp"
 
 namespace strata::loop {
@@ -119,7 +120,8 @@ std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>&
   return out;
 }
 
-void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOptions& options) {
+void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOptions& options, std::uint64_t space_id,
+             std::int64_t space_nnz) {
   using K = analysis::Subscript::Kind;
   const int M = plan.iter_dims;
   plan.refs.clear();
@@ -151,6 +153,14 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
       if (follows_other && !follows_k) traffic[static_cast<std::size_t>(k)] += volume;
     }
   }
+  // The iteration space itself, where a writing loop split it along another
+  // dimension: moved here and back again (lda's likelihood over the tokens of a pass
+  // split by documents re-split them by words, and both loops planned again, every
+  // pass). The same on every layout: the memory of splits does not depend on ranks.
+  if (space_id != 0)
+    if (const auto dim = detail::remembered_dim(space_id))
+      for (int k = 0; k < M; ++k)
+        if (k != *dim) traffic[static_cast<std::size_t>(k)] += 2.0 * static_cast<double>(space_nnz);
 
   analysis::StrategyInput in;
   in.iter_dims = M;

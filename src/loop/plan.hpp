@@ -177,7 +177,10 @@ class PlanCache {
 std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local);
 
 /// Runs the analysis on merged sites: references, vectors, strategy, array roles.
-void analyse(Plan& plan, const std::vector<std::int64_t>& space_extents, const LoopOptions& options);
+/// `space_id` and `space_nnz` name the iteration space, whose split by an earlier
+/// writing loop (worker_splits.hpp) the choice of dimension weighs.
+void analyse(Plan& plan, const std::vector<std::int64_t>& space_extents, const LoopOptions& options,
+             std::uint64_t space_id = 0, std::int64_t space_nnz = 0);
 
 /// Reaches the plan a LoopReport was made from (LoopReport keeps it private).
 struct ReportAccess {

@@ -62,6 +62,12 @@ const std::vector<std::int64_t>* remembered_split(std::uint64_t array_id, int di
   return &it->second.bounds;
 }
 
+std::optional<int> remembered_dim(std::uint64_t array_id) {
+  const auto it = g_memory.splits.find(array_id);
+  if (it == g_memory.splits.end()) return std::nullopt;
+  return it->second.dim;
+}
+
 void remember_split(std::uint64_t array_id, int dim, std::vector<std::int64_t> bounds) {
   // Splits of arrays that no longer exist are dropped, so a program that makes new
   // arrays every pass does not grow the memory (and its journal) without end.

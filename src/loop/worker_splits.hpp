@@ -9,6 +9,10 @@
 // writes an aligned array chooses is remembered per array, and loops that write
 // nothing may adopt it (lay_out in src/loop/layout.cpp).
 //
+// A writing loop also remembers how it split its iteration space, so that a later
+// loop over the same space prefers that dimension to one that would move the space
+// there and back (analyse, src/loop/plan.cpp).
+//
 // Splits are kept per worker, not per rank, so 1 rank x 2 threads and 2 ranks x 1
 // thread choose the same bounds. The memory is journaled with the accumulators
 // (strata/detail/journaled_state.hpp): a run resumed from a checkpoint plans its
@@ -16,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace strata::loop::detail {
@@ -26,5 +31,8 @@ const std::vector<std::int64_t>* remembered_split(std::uint64_t array_id, int di
 
 /// Remembers `bounds` as the split of dimension `dim` of array `array_id`.
 void remember_split(std::uint64_t array_id, int dim, std::vector<std::int64_t> bounds);
+
+/// The dimension of array `array_id` a writing loop last split (any worker count).
+std::optional<int> remembered_dim(std::uint64_t array_id);
 
 }  // namespace strata::loop::detail

@@ -366,5 +366,40 @@ TEST(ParallelFor, LoopsSharingAnAlignedArrayKeepEachOthersPlans) {
   EXPECT_GT(error.take(), 0.0);
 }
 
+// lda's pass and its likelihood over the same tokens: the pass writes document rows
+// (1-D over documents only); the likelihood only reads, and by the rows it would copy
+// alone would split the tokens by word (the document rows are the smaller table).
+// Since the pass split the tokens by document, the likelihood keeps that split
+// instead of moving every token there and back, and neither loop is planned again.
+TEST(ParallelFor, AReadOnlyLoopKeepsTheSplitOfItsSpace) {
+  constexpr std::int64_t docs = 50, words = 400;
+  std::vector<Entry<std::int32_t, 2>> tokens;
+  if (rt().rank() == 0)
+    for (std::int64_t d = 0; d < docs; ++d)
+      for (std::int64_t k = 0; k < 30; ++k) tokens.push_back({{d, (d * 7 + k * 13) % words}, static_cast<std::int32_t>(k % 3)});
+  auto z = DistArray<std::int32_t, 2>::sparse(rt(), {docs, words}, tokens).set_name("z");
+  auto doc_rows = DistArray<float, 2>::zeros(rt(), {docs, 3}).set_name("doc_rows");
+  auto word_rows = DistArray<float, 2>::fill(rt(), {words, 3}, 0.5f).set_name("word_rows");
+  auto pass = [&] {
+    return parallel_for(z, [&](const Index<2>& t, std::int32_t topic) {
+      doc_rows.row(t[0])[static_cast<std::size_t>(topic)] += word_rows.read_row(t[1])[static_cast<std::size_t>(topic)];
+    });
+  };
+  Accumulator<double> sum(rt());
+  auto likelihood = [&] {
+    return parallel_for(z, [&](const Index<2>& t, std::int32_t topic) {
+      sum += doc_rows.read_row(t[0])[static_cast<std::size_t>(topic)] * word_rows.read_row(t[1])[0];
+    });
+  };
+  const LoopReport first_pass = pass(), first_likelihood = likelihood();
+  ASSERT_EQ(first_pass.space_dim, 0) << first_pass.explain();
+  EXPECT_EQ(first_likelihood.space_dim, 0) << first_likelihood.explain();
+  for (int call = 0; call < 3; ++call) {
+    EXPECT_EQ(pass().plan_id, first_pass.plan_id) << "call " << call << ": the pass was planned again";
+    EXPECT_EQ(likelihood().plan_id, first_likelihood.plan_id) << "call " << call << ": the likelihood was planned again";
+  }
+  EXPECT_GT(sum.take(), 0.0);
+}
+
 }  // namespace
 }  // namespace strata
