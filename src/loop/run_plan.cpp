@@ -68,12 +68,16 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, const StepRunner& run_step) {
 // or const reference gets a copy stored in the record (the element array is in key
 // order, so reading it through a pointer would miss the cache on every iteration);
 // a body that may modify the element gets a pointer to it.
+// Each thread packs its own records (in parallel; its pages are first touched by the
+// thread that streams them).
 void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
   const std::size_t rs = body.record_size, vo = body.value_offset, es = space.elem_size;
   const auto index_bytes = static_cast<std::size_t>(space.dims) * sizeof(std::int64_t);
-  std::int64_t index[4];
   plan.packed.resize(plan.work.size());
-  for (std::size_t th = 0; th < plan.work.size(); ++th)
+  STRATA_CHECK(static_cast<int>(plan.work.size()) == space.rt->threads(), "a plan's work lists are per thread");
+  space.rt->pool().run([&](int thread) {
+    const auto th = static_cast<std::size_t>(thread);
+    std::int64_t index[4];
     for (const auto& positions : plan.work[th]) {
       auto& bytes = plan.packed[th].emplace_back(positions.size() * rs);
       std::byte* rec = bytes.data();
@@ -86,6 +90,7 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
         rec += rs;
       }
     }
+  });
 }
 
 // Speculative runs: each iteration's index goes to the checker first. Once one thread
