@@ -1,5 +1,7 @@
 #include "loop/ownership.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -71,10 +73,17 @@ bool OwnershipTable::same_units(const OwnershipTable& other) const {
   return true;
 }
 
-void OwnershipTable::make_lockable(std::span<const std::uint32_t> units) {
-  for (const std::uint32_t u : units) {
-    lockable_count_ += lockable_[u] == 0 ? 1 : 0;
-    lockable_[u] = 1;
+void OwnershipTable::make_arrays_lockable(std::span<const std::uint32_t> units) {
+  for (const Tracked& t : arrays_) {
+    const bool holds_one = std::any_of(units.begin(), units.end(), [&](std::uint32_t u) {
+      return u >= t.first && u < t.first + t.count * t.stride;
+    });
+    if (!holds_one) continue;
+    for (std::size_t k = 0; k < t.count; ++k) {
+      std::uint8_t& mark = lockable_[t.first + k * t.stride];
+      lockable_count_ += mark == 0 ? 1 : 0;
+      mark = 1;
+    }
   }
 }
 

@@ -16,8 +16,8 @@
 // worker's iterations one worker after the other (the plan's equivalent order). A
 // refused run is undone and the loop planned again (loop_call.cpp).
 //
-// Split groups (loop/split_groups.hpp) add a fourth case: a unit written by the
-// iterations of a group too large for one thread is *lockable*. It is never claimed
+// Split groups (loop/split_groups.hpp) add a fourth case: a unit of an array the
+// iterations of a group too large for one thread write is *lockable*. It is never claimed
 // for a whole run; an iteration of the split group locks it and unlocks it when the
 // iteration ends, and any other access to it is refused. A lock taken before the
 // iteration runs is marked untouched until the iteration's first access to the unit,
@@ -95,8 +95,9 @@ class OwnershipTable {
   bool same_units(const OwnershipTable& other) const;
 
   // ---- locks of split groups -----------------------------------------------------
-  /// Makes `units` lockable (see above) for every later run.
-  void make_lockable(std::span<const std::uint32_t> units);
+  /// Makes every unit of the arrays holding `units` lockable (see above) for every
+  /// later run.
+  void make_arrays_lockable(std::span<const std::uint32_t> units);
   std::size_t lockable_units() const { return lockable_count_; }
   bool lockable(std::size_t unit) const { return lockable_[unit] != 0; }
   /// Locks a lockable unit for `worker` unless another worker holds it; `touched`

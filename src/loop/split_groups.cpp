@@ -103,18 +103,23 @@ std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
   plan.imbalance = iterations > 0 ? static_cast<double>(most) * T / static_cast<double>(iterations) : 1.0;
   if (split_groups == 0) return thread_of;
 
-  // Lockable: the units an iteration of a split group writes. Each split iteration
-  // locks the lockable units it touches.
+  // Lockable: every unit of the arrays an iteration of a split group writes (a unit
+  // no recorded iteration wrote may be written at a later call, when subscripts
+  // moved). Each split iteration locks first the lockable units it recorded; any
+  // iteration locks the others as it reaches them.
   auto in_split = [&](std::int64_t i) {
     return split[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])] != 0;
   };
-  std::vector<std::uint8_t> lockable(plan.ownership->units(), 0);
+  std::vector<std::uint32_t> written;
   for (std::size_t k = 0; k < accesses.size(); ++k)
     if (accesses[k].write && units[k] != OwnershipTable::kNoUnit && in_split(accesses[k].iteration))
-      lockable[units[k]] = 1;
+      written.push_back(static_cast<std::uint32_t>(units[k]));
+  std::sort(written.begin(), written.end());
+  written.erase(std::unique(written.begin(), written.end()), written.end());
+  plan.ownership->make_arrays_lockable(written);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> locks;  // (position, unit)
   for (std::size_t k = 0; k < accesses.size(); ++k)
-    if (units[k] != OwnershipTable::kNoUnit && lockable[units[k]] && in_split(accesses[k].iteration))
+    if (units[k] != OwnershipTable::kNoUnit && plan.ownership->lockable(units[k]) && in_split(accesses[k].iteration))
       locks.emplace_back(static_cast<std::uint32_t>(accesses[k].iteration), static_cast<std::uint32_t>(units[k]));
   std::sort(locks.begin(), locks.end());
   locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
@@ -127,10 +132,6 @@ std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
   for (std::size_t p = 0; p < static_cast<std::size_t>(iterations); ++p) offsets[p + 1] += offsets[p];
   s->units_by_position.reserve(locks.size());
   for (const auto& [pos, unit] : locks) s->units_by_position.push_back(unit);
-  std::vector<std::uint32_t> marked;
-  for (std::size_t u = 0; u < lockable.size(); ++u)
-    if (lockable[u]) marked.push_back(static_cast<std::uint32_t>(u));
-  plan.ownership->make_lockable(marked);
   plan.split = std::move(s);
   return thread_of;
 }

@@ -4,12 +4,13 @@
 // the loop (TransE: the 26 relation rows are written by every triple, so all triples
 // form one group), that thread does most of the work. A group larger than a thread's
 // share is split: its iterations are dealt over all threads, and each of them runs
-// under locks on the units (elements, or rows) it touches that an iteration of a split
-// group writes (the table's *lockable* units, loop/ownership.hpp):
+// under locks on the units (elements, or rows) it touches of the arrays a split group
+// writes (every unit of those arrays is *lockable*, loop/ownership.hpp):
 //   * before the iteration, the units its reconnaissance recorded are locked in
 //     increasing unit order, so no two threads wait for each other (no deadlock);
 //   * an access to a lockable unit it did not lock (its subscripts moved since the
-//     loop was planned: a negative drawn from the epoch) locks it on the spot. Such a
+//     loop was planned: a negative drawn from the epoch; or an iteration of a group
+//     that was not split reaching into those arrays) locks it on the spot. Such a
 //     wait out of order could deadlock: a worker still taking its recorded locks
 //     gives way to it (drops them and starts again), and when every worker of a
 //     cycle of waits is inside its body the access is refused, and the run undone

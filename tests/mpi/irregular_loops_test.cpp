@@ -281,6 +281,49 @@ TEST(IrregularLoops, AGroupWithinItsShareRunsWhole) {
   hot_share_probe(0.25);
 }
 
+// Struct elements, one-dimensional, by element: every iteration folds its value into
+// a hot element (so all form one group, split on several threads) and into an element
+// picked by the call's epoch, then reads a third one. Each call equals its grant order.
+struct Cell {
+  double sum = 0;
+  float last[3] = {0, 0, 0};
+  std::int64_t count = 0;
+};
+
+TEST(IrregularLoops, SplitGroupOverStructElements) {
+  const std::int64_t n = 9000, cells = 1500;
+  auto x = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 0.5 + double(i[0] % 11); });
+  auto c = DistArray<Cell, 1>::fill(rt(), {cells}, Cell{});
+  std::vector<Cell> ref(static_cast<std::size_t>(cells));
+  const std::vector<double> xs = x.gather();
+  std::uint64_t epoch = 0;
+  auto pick = [&](std::int64_t i) { return 1 + hashed_slot(i, cells - 1, epoch * 7919); };
+  auto step = [](Cell& hot, Cell& mine, const Cell& seen, double v) {
+    hot.sum = hot.sum * 0.999 + v;
+    ++hot.count;
+    mine.sum += v * static_cast<double>(seen.count % 5) + hot.sum * 1e-3;
+    mine.last[mine.count++ % 3] = static_cast<float>(v + seen.sum * 1e-4);
+  };
+  for (epoch = 0; epoch < 4; ++epoch) {
+    const LoopReport report = parallel_for(x, [&](const Index<1>& i, double v) {
+      const Cell seen = c[pick(i[0] + 1)];
+      step(c[0], c[pick(i[0])], seen, v);
+    });
+    ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+    EXPECT_EQ(report.split_groups, several_threads_run_groups() ? 1 : 0) << report.explain();
+    for (const auto& i : equivalent_order(x, report)) {
+      const Cell seen = ref[static_cast<std::size_t>(pick(i[0] + 1))];
+      step(ref[0], ref[static_cast<std::size_t>(pick(i[0]))], seen, xs[static_cast<std::size_t>(i[0])]);
+    }
+    const auto got = c.gather();
+    for (std::int64_t k = 0; k < cells; ++k) {
+      const Cell &a = got[static_cast<std::size_t>(k)], &b = ref[static_cast<std::size_t>(k)];
+      ASSERT_TRUE(a.sum == b.sum && a.count == b.count && std::equal(a.last, a.last + 3, b.last))
+          << "epoch " << epoch << ", cell " << k;
+    }
+  }
+}
+
 // A body whose subscripts come from a shared generator cannot be planned by its
 // reconnaissance: the run still ends right (serially), and checked mode says why.
 TEST(IrregularLoops, UnreplayableSubscriptsRunSerially) {
