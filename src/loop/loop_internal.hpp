@@ -122,6 +122,13 @@ std::vector<std::int64_t> schedule_rows(const SpaceView& space, const Plan& plan
 std::unique_ptr<Plan> build_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                                  const std::source_location& where, int stride, const Plan* previous = nullptr);
 
+/// The plan's work lists (work_lists.cpp): per thread and step, the positions of this
+/// rank's iterations in the order they run, for the strategy and layout chosen;
+/// `group_thread` gives a groups plan's thread of each iteration. Collective when the
+/// plan deals rounds.
+void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& options,
+                     const std::vector<std::int32_t>& group_thread, int steps);
+
 // ---- execution (run_plan.cpp) -----------------------------------------------
 
 /// Whether each thread runs its work as one step (every strategy but the 2-D ones).

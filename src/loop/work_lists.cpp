@@ -1,0 +1,156 @@
+// A plan's work lists: which of this rank's iterations each thread runs at each step,
+// in the order it runs them (build_plan fills them once its layout is set).
+#include <algorithm>
+#include <functional>
+#include <optional>
+
+#include "loop/loop_internal.hpp"
+#include "loop/round_dealer.hpp"
+#include "strata/random.hpp"
+
+namespace strata::loop::detail {
+namespace {
+
+// A conflict-groups plan runs when iterations conflict, so its result depends on the
+// order it visits them in, and a key order (all of a head entity's triples, then the
+// next's) is the worst an SGD loop can get. Each thread visits its iterations in the
+// order of a seeded hash of their index: the relative order of any two iterations is
+// the same whatever the ranks, threads and grouping, and the same in every run.
+void shuffle_groups_work(Plan& plan, const SpaceView& space, std::uint64_t seed) {
+  std::int64_t index[4];
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
+  for (auto& steps : plan.work)
+    for (auto& list : steps) {
+      keyed.clear();
+      for (const std::uint32_t pos : list) {
+        index_at(space, pos, index);
+        std::uint64_t h = seed;
+        for (int d = 0; d < space.dims; ++d) h = mix64(h ^ static_cast<std::uint64_t>(index[d]));
+        keyed.emplace_back(h, pos);
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (std::size_t k = 0; k < list.size(); ++k) list[k] = keyed[k].second;
+    }
+}
+
+// Per thread of this rank (worker `first_worker` + th), the first of the positions
+// whose first index is in its part [bounds[w], bounds[w + 1]); T + 1 values, the last
+// the rank's iterations. Positions are in key order, so a split of the first
+// dimension makes each thread's positions contiguous.
+std::vector<std::int64_t> thread_ranges(const SpaceView& space, const std::vector<std::int64_t>& bounds,
+                                        int first_worker, int T) {
+  std::vector<std::int64_t> ranges;
+  std::int64_t index[4];
+  for (int th = 0; th < T; ++th) {
+    const std::int64_t from = bounds[static_cast<std::size_t>(first_worker + th)];
+    std::int64_t lo = th == 0 ? 0 : ranges.back(), hi = space.local_nnz;  // first position with index >= from
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      index_at(space, mid, index);
+      if (index[0] < from) lo = mid + 1;
+      else hi = mid;
+    }
+    ranges.push_back(lo);
+  }
+  ranges.push_back(space.local_nnz);
+  return ranges;
+}
+
+}  // namespace
+
+void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& options,
+                     const std::vector<std::int32_t>& group_thread, int steps) {
+  using analysis::Strategy;
+  Runtime& rt = *space.rt;
+  const int T = rt.threads(), r = plan.gathered ? 0 : rt.rank();
+  const std::int64_t n = space.local_nnz;
+  const Strategy strategy = plan.choice.strategy;
+  const auto s = static_cast<std::size_t>(plan.choice.space_dim), t = static_cast<std::size_t>(plan.choice.time_dim);
+  const auto& skew = plan.choice.skew;
+  // Unordered 2-D plans that go round more than once: the local slice (thread x S +
+  // slice) of each iteration, and a RoundDealer from their counts per time index.
+  // Iterations of one (space, time) pair that follow each other in key order (lda's
+  // occurrences of a word in a document) are dealt as one, so they run back to back
+  // on the rows they share instead of being spread over the rounds (docs/loops.md).
+  const int slices = plan.slices_per_worker;
+  auto local_slice = [&](std::int64_t a, int w) {
+    return (plan.slice_bounds.empty() ? w : range_part(plan.slice_bounds, a)) - r * T * slices;
+  };
+  // Where the threads split the space's first dimension, each thread's iterations are
+  // a contiguous range of positions (key order), and the threads place their own.
+  const std::vector<std::int64_t> ranges =
+      T > 1 && plan.choice.space_dim == 0 &&
+              (strategy == Strategy::one_d || strategy == Strategy::data_parallel || strategy == Strategy::two_d)
+          ? thread_ranges(space, plan.space_bounds, r * T, T)
+          : std::vector<std::int64_t>{};
+  auto for_each_range = [&](const std::function<void(std::int64_t, std::int64_t)>& f) {
+    if (ranges.empty()) return f(0, n);
+    rt.pool().run([&](int th) { f(ranges[static_cast<std::size_t>(th)], ranges[static_cast<std::size_t>(th) + 1]); });
+  };
+  std::optional<RoundDealer> rounds;
+  if (strategy == Strategy::two_d && plan.schedule.rounds > 1) {
+    const std::int64_t extent = space.shape[t];
+    std::vector<std::uint32_t> counts(static_cast<std::size_t>(T * slices * extent), 0);
+    for_each_range([&](std::int64_t begin, std::int64_t end) {  // a thread counts its own slices only
+      std::int64_t i[4], last_a = -1, last_b = -1;
+      for (std::int64_t pos = begin; pos < end; ++pos) {
+        index_at(space, pos, i);
+        const std::int64_t a = i[s], b = i[t];
+        if (a == last_a && b == last_b) continue;
+        last_a = a, last_b = b;
+        ++counts[static_cast<std::size_t>(local_slice(a, range_part(plan.space_bounds, a)) * extent + b)];
+      }
+    });
+    rounds.emplace(rt.comm(), counts, extent, slices, plan.schedule.rounds);
+  }
+  for_each_range([&](std::int64_t begin, std::int64_t end) {
+    std::int64_t i[4];
+    std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
+    int dealt_round = 0;
+    for (std::int64_t pos = begin; pos < end; ++pos) {
+      index_at(space, pos, i);
+      int thread = 0, step = 0;
+      switch (strategy) {
+        case Strategy::serial: break;
+        case Strategy::data_parallel:
+        case Strategy::one_d: thread = range_part(plan.space_bounds, i[s]) - r * T; break;
+        case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
+        case Strategy::two_d:
+        case Strategy::two_d_skewed: {
+          std::int64_t a = i[s], b = i[t];
+          if (strategy == Strategy::two_d_skewed) {
+            const std::int64_t a2 = skew[0][0] * a + skew[0][1] * b, b2 = skew[1][0] * a + skew[1][1] * b;
+            a = a2, b = b2;
+          }
+          const int w = range_part(plan.space_bounds, a);
+          if (rounds && (a != dealt_a || b != dealt_b)) {
+            dealt_round = rounds->deal(local_slice(a, w), b);
+            dealt_a = a, dealt_b = b;
+          }
+          thread = w - r * T;
+          step = plan.schedule.step_of(w, range_part(plan.time_bounds, b), dealt_round);
+          break;
+        }
+      }
+      STRATA_CHECK(thread >= 0 && thread < T, "an iteration was assigned to another rank's worker");
+      STRATA_CHECK(ranges.empty() || (pos >= ranges[static_cast<std::size_t>(thread)] &&
+                                      pos < ranges[static_cast<std::size_t>(thread) + 1]),
+                   "an iteration outside its thread's range of positions");
+      plan.work[static_cast<std::size_t>(thread)][static_cast<std::size_t>(step)].push_back(
+          static_cast<std::uint32_t>(pos));
+    }
+  });
+  // Ordered plans rely on key order inside a block; unordered ones may visit a
+  // block's iterations in any order.
+  if (strategy == Strategy::groups && !plan.ordered && !options.key_order)
+    shuffle_groups_work(plan, space, options.shuffle_seed ? options.shuffle_seed : mix64(rt.seed() ^ 0x67726f757073));
+  else if (options.shuffle_seed && !plan.ordered && strategy != Strategy::serial)
+    for (int th = 0; th < T; ++th)
+      for (int st = 0; st < steps; ++st) {
+        auto& list = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(st)];
+        RandomStream order(options.shuffle_seed, static_cast<std::uint64_t>((r * T + th) * steps + st));
+        std::shuffle(list.begin(), list.end(), order);
+      }
+}
+
+}  // namespace strata::loop::detail
