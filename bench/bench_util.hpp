@@ -2,10 +2,12 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +34,13 @@ void for_each_option(int argc, char** argv, F&& f) {
     if (a + 1 >= argc) throw strata::OptionError(option + " needs a value");
     f(option, argv[a + 1]);
   }
+}
+
+/// Seconds f takes, by the steady clock.
+inline double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 inline double median(std::vector<double> v) {

@@ -53,15 +53,10 @@ struct Probe {
   }
 };
 
-double seconds_of(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
+  using strata::bench::seconds_of;
   strata::Runtime rt(argc, argv);
   Probe p;
   int repeat = 7;

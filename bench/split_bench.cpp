@@ -46,15 +46,10 @@ struct Model {
   }
 };
 
-double seconds_of(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
+  using strata::bench::seconds_of;
   strata::Runtime rt(argc, argv);
   std::int64_t entities = 40943, triples = 141442;
   int epochs = 7;

@@ -53,6 +53,14 @@ class MfLoader : public ::testing::Test {
     return ParseError(path, 0, "", "accepted");
   }
 
+  static SyntheticSpec spec(std::int64_t users, std::int64_t items, std::int64_t ratings) {
+    SyntheticSpec s;
+    s.users = users;
+    s.items = items;
+    s.ratings = ratings;
+    return s;
+  }
+
   static float sum_of(const Problem& p) {
     float sum = 0;
     for (const auto& r : p.train) sum += r.value;
@@ -143,11 +151,7 @@ TEST_F(MfLoader, ACutLastLineIsAnErrorNotAShorterFile) {
 // ratings (a shuffle of the file's order) and the held-out set are fixed here. The
 // figures are those the reader gave before it used the library's parser.
 TEST_F(MfLoader, LoadsTheSameProblemOnAnyRankAndThreadCount) {
-  SyntheticSpec s;
-  s.users = 500;
-  s.items = 200;
-  s.ratings = 20000;
-  const Problem g = generate(s, 0.0, 5);
+  const Problem g = generate(spec(500, 200, 20000), 0.0, 5);
   std::string text = "user,item,rating\n";
   for (const auto& r : g.train) text += fmt::format("{},{},{}\n", 3 * r.user + 7, 11 * r.item, r.value);
   const Problem p = load(rt(), write(text), 0.1, 9);
@@ -165,11 +169,7 @@ TEST_F(MfLoader, LoadsTheSameProblemOnAnyRankAndThreadCount) {
 // load_share: each rank keeps what it parsed; together the shares are load()'s
 // problem (the same ids, rows, held-out set and counts), and no rank holds it all.
 TEST_F(MfLoader, SharesTogetherAreTheWholeProblem) {
-  SyntheticSpec s;
-  s.users = 700;
-  s.items = 150;
-  s.ratings = 30000;
-  const Problem g = generate(s, 0.0, 3);
+  const Problem g = generate(spec(700, 150, 30000), 0.0, 3);
   std::string text = "user item rating\n";
   for (const auto& r : g.train) text += fmt::format("{} {} {}\n", 5 * r.user + 2, 13 * r.item + 1, r.value);
   const std::string path = write(text);

@@ -14,15 +14,7 @@
 #   one-thread Hybrid record replays from its log;
 #   a replay of a record that does not match stops naming the call and the array.
 #   resume_probe_test.sh PROBE SCRATCH NP
-set -uo pipefail
-probe=$1
-dir=$2
-np=$3
-mpiexec=${MPIEXEC:-mpirun}
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { "$mpiexec" -np "$np" "$probe" "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/probe_test_lib.sh" "$@"
 
 run full.bin >full.txt 2>&1 || fail "uninterrupted run: $(cat full.txt)"
 # (stop, every[, how]): crash after call 8 with a checkpoint every changing call; after

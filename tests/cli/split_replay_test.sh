@@ -5,15 +5,7 @@
 # layout follows that order, and so does a one-process, one-thread replay: both
 # give the recorded run's bytes.
 #   split_replay_test.sh PROBE DIR NP
-set -uo pipefail
-probe=$1
-dir=$2
-np=$3
-mpiexec=${MPIEXEC:-mpirun}
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-run() { "$mpiexec" -np "$np" "$probe" "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/probe_test_lib.sh" "$@"
 
 run rec.bin --strata-threads 2 --strata-record rec >rec.txt 2>&1 || fail "recorded run: $(cat rec.txt)"
 grep -q "split calls: 4" rec.txt || fail "the groups were not split at every call: $(cat rec.txt)"
