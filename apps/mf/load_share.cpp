@@ -29,7 +29,7 @@ std::vector<T> gathered(Runtime& rt, const std::vector<T>& mine) {
 
 // load()'s renumbering over every rank's entries: the distinct ids of dimension d,
 // increasing, gathered from all ranks; each entry's id replaced by its place among
-// them (through a table when the ids are dense, as load() does).
+// them (through a table when the ids are dense, else by search: the same places).
 std::vector<std::int64_t> renumber_shares(Runtime& rt, Entries& mine, std::size_t d) {
   std::vector<std::int64_t> ids;
   ids.reserve(mine.size());

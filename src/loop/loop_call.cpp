@@ -9,6 +9,7 @@
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
 #include "loop/split_groups.hpp"
+#include "strata/detail/collective_error.hpp"
 #include "strata/loop/call_hooks.hpp"
 #include "strata/error.hpp"
 #include "strata/loop/undo.hpp"
@@ -143,7 +144,9 @@ std::shared_ptr<Plan> run_recorded_order(const SpaceView& given, const LoopBody&
                                   "order depends on timing, and the record holds no order for the call",
                                   rec.call, plan->loop_site));
   const RecordedSchedule schedule = calls.schedule(rec, space.dims);
-  if (space.rt->rank() == 0) {
+  // Only rank 0 runs, so an error there (a recorded index it lacks) reaches every rank.
+  strata::detail::all_or_none(space.rt->comm(), [&] {
+    if (space.rt->rank() != 0) return;
     struct Reset {
       ~Reset() { strata::detail::t_delta_set = 0; }
     } reset;
@@ -154,8 +157,7 @@ std::shared_ptr<Plan> run_recorded_order(const SpaceView& given, const LoopBody&
       strata::detail::t_delta_set = static_cast<int>(row[M]);
       body.visit(body.body, row.data(), value);
     }
-  }
-  space.rt->comm().barrier();
+  });
   flush_buffers(*plan);
   return plan;
 }

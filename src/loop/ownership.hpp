@@ -17,9 +17,10 @@
 // refused run is undone and the loop planned again (loop_call.cpp).
 //
 // Split groups (loop/split_groups.hpp) add a fourth case: a unit of an array the
-// iterations of a group too large for one thread write is *lockable*. It is never claimed
-// for a whole run; an iteration of the split group locks it and unlocks it when the
-// iteration ends, and any other access to it is refused. A lock taken before the
+// iterations of a group too large for one thread write is *lockable*. It is never
+// claimed for a whole run: an iteration locks it (before it runs, or when it reaches
+// it: SplitLocks) and unlocks it when it ends, and a claim on it by a worker that does
+// not hold its lock fails. A lock taken before the
 // iteration runs is marked untouched until the iteration's first access to the unit,
 // so the iteration knows which of its recorded locks it needed.
 //
@@ -57,7 +58,7 @@ class OwnershipTable {
   /// Forgets every claim: a run starts with every element untouched.
   void reset();
   /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
-  /// touches for `worker` (0-based, below 16383). False when another worker's claim
+  /// touches for `worker` (0-based, below 16382: tag 0x3fff is kShared). False when another worker's claim
   /// conflicts with it, or when it writes an array the table does not track.
   /// Inline: every access of a re-validating run comes here.
   bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,

@@ -17,7 +17,6 @@
 #include "loop/buffer_base.hpp"
 #include "loop/ownership.hpp"
 #include "loop/worker_splits.hpp"
-#include "loop/split_groups.hpp"
 
 namespace strata::loop {
 namespace {

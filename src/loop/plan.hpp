@@ -120,7 +120,8 @@ struct Plan {
   /// Groups too large for one thread, split over the threads under locks
   /// (loop/split_groups.hpp); null when none is.
   std::shared_ptr<SplitGroups> split;
-  /// Groups split, and their iterations (summed over ranks): the same on every rank.
+  /// Groups split (the most of any rank) and their iterations (summed over ranks):
+  /// the same on every rank.
   std::int64_t split_groups = 0, split_iterations = 0;
   /// Runs of this plan checked against the table, and why the last refused run (of
   /// the plan this one replaced) was refused (explain).

@@ -22,7 +22,8 @@ void SplitGroups::arrange(const std::vector<std::vector<std::vector<std::uint32_
   lanes.assign(work.size(), Lane{});
   for (std::size_t th = 0; th < work.size(); ++th) {
     Lane& lane = lanes[th];
-    for (const std::uint32_t pos : work[th].empty() ? std::vector<std::uint32_t>{} : work[th][0]) {
+    static const std::vector<std::uint32_t> none;
+    for (const std::uint32_t pos : work[th].empty() ? none : work[th][0]) {
       lane.units.insert(lane.units.end(), units_by_position.begin() + static_cast<std::ptrdiff_t>(offsets_by_position[pos]),
                         units_by_position.begin() + static_cast<std::ptrdiff_t>(offsets_by_position[pos + 1]));
       lane.offsets.push_back(lane.units.size());
@@ -105,8 +106,7 @@ std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
 
   // Lockable: every unit of the arrays an iteration of a split group writes (a unit
   // no recorded iteration wrote may be written at a later call, when subscripts
-  // moved). Each split iteration locks first the lockable units it recorded; any
-  // iteration locks the others as it reaches them.
+  // moved). An iteration locks the others it reaches as it reaches them.
   auto in_split = [&](std::int64_t i) {
     return split[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])] != 0;
   };
@@ -117,9 +117,11 @@ std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());
   plan.ownership->make_arrays_lockable(written);
+  // Every iteration takes the lockable units it recorded first, in unit order: those
+  // of whole groups too (two of them may read one unit in opposite orders).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> locks;  // (position, unit)
   for (std::size_t k = 0; k < accesses.size(); ++k)
-    if (units[k] != OwnershipTable::kNoUnit && plan.ownership->lockable(units[k]) && in_split(accesses[k].iteration))
+    if (units[k] != OwnershipTable::kNoUnit && plan.ownership->lockable(units[k]))
       locks.emplace_back(static_cast<std::uint32_t>(accesses[k].iteration), static_cast<std::uint32_t>(units[k]));
   std::sort(locks.begin(), locks.end());
   locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
@@ -145,7 +147,9 @@ SplitLocks::SplitLocks(SplitGroups& split, OwnershipTable& table, std::size_t fr
       worker_(worker),
       abandoned_(abandoned) {}
 
-// Giving way (lock: deadlock) drops every lock taken so far and starts again.
+// Giving way (lock: deadlock) drops every lock taken so far, waits until the worker
+// it gave way to has its unit (else it could take it back first, again and again),
+// and starts again.
 void SplitLocks::begin_iteration() {
   k_ = next_++;
   first_ = lane_.offsets[k_];
@@ -156,7 +160,11 @@ void SplitLocks::begin_iteration() {
       if (lane_.units[k] != SplitGroups::kDropped && !lock(lane_.units[k], false)) break;
     if (k == hi) return;
     release();
-    std::this_thread::yield();
+    const auto& theirs = split_.waiting[static_cast<std::size_t>(gave_way_to_)];
+    while (theirs.load(std::memory_order_seq_cst) == gave_way_for_) {
+      if (abandoned_.load(std::memory_order_relaxed)) throw RunAbandoned{};
+      std::this_thread::yield();
+    }
   }
 }
 
@@ -191,8 +199,8 @@ bool SplitLocks::lock_extra(const strata::detail::ArrayBase& array, std::span<co
   const std::uint64_t unit = table_.unit_of(array, index, whole_last);
   if (unit == OwnershipTable::kNoUnit || !table_.lockable(unit)) return false;
   if (lock(static_cast<std::uint32_t>(unit), true)) return true;
-  throw SpeculationFailed(fmt::format("access {} of a split group's iteration was not recorded when the loop was "
-                                      "planned, and waiting for its lock would deadlock",
+  throw SpeculationFailed(fmt::format("access {} (of an array a split group writes) was not recorded when the loop "
+                                      "was planned, and waiting for its lock would deadlock",
                                       shown(array, index, whole_last)));
 }
 
@@ -226,7 +234,7 @@ bool SplitLocks::lock(std::uint32_t unit, bool out_of_order) {
       return true;
     }
     if (abandoned_.load(std::memory_order_relaxed)) throw RunAbandoned{};
-    if (!out_of_order && must_give_way()) return false;
+    if (!out_of_order && must_give_way()) return false;  // gave_way_to_ and gave_way_for_ say to whom
     if (out_of_order) cycle = closes_cycle(unit) ? cycle + 1 : 0;
     if (cycle >= kCycleSeen) return false;
     if (spins >= 64) std::this_thread::yield();  // the holder may share this core
@@ -236,11 +244,14 @@ bool SplitLocks::lock(std::uint32_t unit, bool out_of_order) {
   }
 }
 
-bool SplitLocks::must_give_way() const {
+bool SplitLocks::must_give_way() {
   for (std::size_t w = 0; w < split_.workers; ++w) {
     const std::uint64_t wants = split_.waiting[w].load(std::memory_order_seq_cst);
-    if ((wants & kOutOfOrder) && table_.holder(static_cast<std::size_t>((wants & ~kOutOfOrder) - 1)) == worker_)
+    if ((wants & kOutOfOrder) && table_.holder(static_cast<std::size_t>((wants & ~kOutOfOrder) - 1)) == worker_) {
+      gave_way_to_ = static_cast<int>(w);
+      gave_way_for_ = wants;
       return true;
+    }
   }
   return false;
 }

@@ -6,13 +6,15 @@
 // share is split: its iterations are dealt over all threads, and each of them runs
 // under locks on the units (elements, or rows) it touches of the arrays a split group
 // writes (every unit of those arrays is *lockable*, loop/ownership.hpp):
-//   * before the iteration, the units its reconnaissance recorded are locked in
-//     increasing unit order, so no two threads wait for each other (no deadlock);
+//   * before an iteration (of a split group or not), the lockable units its
+//     reconnaissance recorded are locked in increasing unit order, so no two threads
+//     wait for each other (no deadlock);
 //   * an access to a lockable unit it did not lock (its subscripts moved since the
 //     loop was planned: a negative drawn from the epoch; or an iteration of a group
 //     that was not split reaching into those arrays) locks it on the spot. Such a
 //     wait out of order could deadlock: a worker still taking its recorded locks
-//     gives way to it (drops them and starts again), and when every worker of a
+//     gives way to it (drops them, waits until it got the unit, starts again), and
+//     when every worker of a
 //     cycle of waits is inside its body the access is refused, and the run undone
 //     and planned again like any refused run;
 //   * when the iteration ends, its ticket is one more than the largest of its
@@ -103,7 +105,8 @@ class SplitLocks {
   void end_iteration();
   /// The current iteration's access to a unit of `table` it holds no claim on: true
   /// when the unit is lockable and is now locked for it, false when it is not
-  /// lockable; throws SpeculationFailed when waiting for it would deadlock.
+  /// lockable; throws SpeculationFailed when waiting for it would deadlock, and
+  /// RunAbandoned when another thread's run was refused meanwhile.
   bool lock_extra(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last);
 
  private:
@@ -112,8 +115,9 @@ class SplitLocks {
   bool lock(std::uint32_t unit, bool out_of_order);
   /// A wait out of order: it would close a cycle of waits.
   bool closes_cycle(std::uint32_t unit) const;
-  /// A wait in unit order: another worker waits out of order for a unit this one holds.
-  bool must_give_way() const;
+  /// A wait in unit order: another worker waits out of order for a unit this one
+  /// holds (it is noted in gave_way_to_ and gave_way_for_).
+  bool must_give_way();
   /// Drops `unit` from the current iteration's list of recorded locks.
   void drop(std::uint32_t unit);
   void release();
@@ -128,6 +132,8 @@ class SplitLocks {
   std::vector<std::uint32_t> held_;
   std::uint64_t first_ = 0;  ///< the current iteration's first entry in lane_.units
   std::int64_t last_ticket_ = 0;  ///< this worker's (0: none yet)
+  int gave_way_to_ = 0;           ///< the worker this one last gave way to,
+  std::uint64_t gave_way_for_ = 0;  ///< and its entry in SplitGroups::waiting then
 };
 
 }  // namespace strata::loop

@@ -46,8 +46,8 @@ class LoopReport {
   /// of each worker's space part (LoopOptions::rounds and slices_per_worker).
   int time_blocks = 0, rounds = 1, slices_per_worker = 1;
   /// Conflict-group plans: the number of groups; of them, those larger than a
-  /// thread's share, split over the threads under per-element locks, and their
-  /// iterations (docs/loops.md, "Split groups").
+  /// thread's share, split over the threads under locks on the rows or elements they
+  /// touch, and their iterations (docs/loops.md, "Split groups").
   std::int64_t groups = 0;
   std::int64_t split_groups = 0, split_iterations = 0;
   /// The slowest worker's iterations over the mean (1 = even).
