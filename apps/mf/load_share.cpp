@@ -1,7 +1,6 @@
 // load_share (problem.hpp): a rating file read into a share per rank, so the memory a
 // rank needs is its part of the ratings, not the file (issue #27: mf on 4 ranks).
 #include <algorithm>
-#include <cstring>
 #include <span>
 
 #include <fmt/format.h>
@@ -15,18 +14,6 @@ namespace {
 
 using Entries = std::vector<Entry<float, 2>>;
 
-// Every rank's values, concatenated.
-template <class T>
-std::vector<T> gathered(Runtime& rt, const std::vector<T>& mine) {
-  std::vector<T> all;
-  for (const Bytes& part : rt.comm().allgatherv(std::as_bytes(std::span(mine)))) {
-    const std::size_t at = all.size();
-    all.resize(at + part.size() / sizeof(T));
-    if (!part.empty()) std::memcpy(all.data() + at, part.data(), part.size());
-  }
-  return all;
-}
-
 // load()'s renumbering over every rank's entries: the distinct ids of dimension d,
 // increasing, gathered from all ranks; each entry's id replaced by its place among
 // them (through a table when the ids are dense, else by search: the same places).
@@ -36,7 +23,7 @@ std::vector<std::int64_t> renumber_shares(Runtime& rt, Entries& mine, std::size_
   for (const auto& e : mine) ids.push_back(e.index[d]);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  ids = gathered(rt, ids);
+  ids = rt.comm().allgather_vector(std::move(ids));
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   const std::int64_t top = ids.empty() ? -1 : ids.back();
@@ -54,24 +41,17 @@ std::vector<std::int64_t> renumber_shares(Runtime& rt, Entries& mine, std::size_
 // Whether some (user, item) pair appears twice on any rank: each pair goes to the
 // rank its user hashes to, where the pairs are sorted and neighbours compared.
 bool repeated_pair_anywhere(Runtime& rt, const Entries& mine) {
-  const int P = rt.size();
-  std::vector<std::vector<std::uint64_t>> to(static_cast<std::size_t>(P));
+  const auto P = static_cast<std::uint64_t>(rt.size());
+  std::vector<Bytes> send(P);
   for (const auto& e : mine) {
     const auto user = static_cast<std::uint64_t>(e.index[0]), item = static_cast<std::uint64_t>(e.index[1]);
-    to[user % static_cast<std::uint64_t>(P)].push_back(user << 32 | item);  // both below 2^31 (checked)
+    const std::uint64_t pair = user << 32 | item;  // both below 2^31 (checked)
+    const auto bytes = std::as_bytes(std::span(&pair, 1));
+    send[user % P].insert(send[user % P].end(), bytes.begin(), bytes.end());
   }
-  std::vector<Bytes> send(static_cast<std::size_t>(P));
-  for (int r = 0; r < P; ++r) {
-    const auto bytes = std::as_bytes(std::span(to[static_cast<std::size_t>(r)]));
-    send[static_cast<std::size_t>(r)].assign(bytes.begin(), bytes.end());
-    std::vector<std::uint64_t>().swap(to[static_cast<std::size_t>(r)]);
-  }
-  std::vector<std::uint64_t> pairs;
-  for (const Bytes& part : rt.comm().alltoallv(send)) {
-    const std::size_t at = pairs.size();
-    pairs.resize(at + part.size() / sizeof(std::uint64_t));
-    if (!part.empty()) std::memcpy(pairs.data() + at, part.data(), part.size());
-  }
+  std::vector<Bytes> received = rt.comm().alltoallv(send);
+  send = {};
+  std::vector<std::uint64_t> pairs = Comm::concatenated<std::uint64_t>(received);
   std::sort(pairs.begin(), pairs.end());
   const std::int64_t repeated = std::adjacent_find(pairs.begin(), pairs.end()) != pairs.end() ? 1 : 0;
   return rt.comm().allreduce(repeated, ReduceOp::max) > 0;

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
-#include <span>
 
 #include <fmt/format.h>
 
@@ -138,17 +136,7 @@ namespace {
 // Every rank's ratings, in file order: rank r parsed the r-th part of the file.
 std::vector<Entry<float, 2>> whole_file(Runtime& rt, std::vector<Entry<float, 2>> mine) {
   if (rt.size() == 1) return mine;
-  const auto parts = rt.comm().allgatherv(std::as_bytes(std::span(mine)));
-  mine = {};
-  std::size_t bytes = 0;
-  for (const auto& part : parts) bytes += part.size();
-  std::vector<Entry<float, 2>> all(bytes / sizeof(Entry<float, 2>));
-  auto* out = reinterpret_cast<std::byte*>(all.data());
-  for (const auto& part : parts) {
-    if (!part.empty()) std::memcpy(out, part.data(), part.size());
-    out += part.size();
-  }
-  return all;
+  return rt.comm().allgather_vector(std::move(mine));
 }
 
 // Dense ids in increasing order of the original ids, written over dimension d of

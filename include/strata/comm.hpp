@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -112,6 +113,31 @@ class Comm {
     broadcast(std::as_writable_bytes(std::span(&n, 1)), root);
     v.resize(n);
     broadcast(std::as_writable_bytes(std::span(v)), root);
+  }
+  /// Every rank's `mine` (trivially copyable values), concatenated in rank order;
+  /// `mine` is released once sent.
+  template <class T>
+  std::vector<T> allgather_vector(std::vector<T> mine) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<Bytes> parts = allgatherv(std::as_bytes(std::span(mine)));
+    mine = {};
+    return concatenated<T>(parts);
+  }
+  /// Parts of trivially copyable values (what allgatherv or alltoallv received),
+  /// concatenated in order; each part is released once copied.
+  template <class T>
+  static std::vector<T> concatenated(std::vector<Bytes>& parts) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::size_t bytes = 0;
+    for (const Bytes& part : parts) bytes += part.size();
+    std::vector<T> all(bytes / sizeof(T));
+    auto* out = reinterpret_cast<std::byte*>(all.data());
+    for (Bytes& part : parts) {
+      if (!part.empty()) std::memcpy(out, part.data(), part.size());
+      out += part.size();
+      part = {};
+    }
+    return all;
   }
   /// Exclusive prefix sum of one value per rank (rank 0 gets 0) and the total.
   std::int64_t exclusive_scan(std::int64_t value, std::int64_t* total = nullptr);

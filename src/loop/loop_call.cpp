@@ -3,6 +3,7 @@
 // and single-process replay of a recorded call.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -131,6 +132,24 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
   }
 }
 
+// The body over a recorded schedule on this thread, each iteration as its recorded
+// worker (whose Buffer delta set its writes go to); `before(row)` runs ahead of each
+// iteration. No simulated worker is left behind, even when the body throws.
+void visit_schedule(const SpaceView& space, const LoopBody& body, const RecordedSchedule& schedule,
+                    const RecordedCall& rec, const std::function<void(std::span<const std::int64_t>)>& before) {
+  struct Reset {
+    ~Reset() { strata::detail::t_delta_set = 0; }
+  } reset;
+  const auto M = static_cast<std::size_t>(space.dims);
+  for (std::size_t k = 0; k < schedule.iterations(); ++k) {
+    const auto row = schedule.row(k);
+    std::byte* value = recorded_element(space, row, rec);
+    if (before) before(row);
+    strata::detail::t_delta_set = static_cast<int>(row[M]);
+    body.visit(body.body, row.data(), value);
+  }
+}
+
 // A replay on the recorded layout of a call whose groups were split over threads: the
 // recorded run's order depended on timing, so the replay follows the order its
 // record logged, on rank 0 (which holds a gathered loop's iterations), each
@@ -146,17 +165,7 @@ std::shared_ptr<Plan> run_recorded_order(const SpaceView& given, const LoopBody&
   const RecordedSchedule schedule = calls.schedule(rec, space.dims);
   // Only rank 0 runs, so an error there (a recorded index it lacks) reaches every rank.
   strata::detail::all_or_none(space.rt->comm(), [&] {
-    if (space.rt->rank() != 0) return;
-    struct Reset {
-      ~Reset() { strata::detail::t_delta_set = 0; }
-    } reset;
-    const auto M = static_cast<std::size_t>(space.dims);
-    for (std::size_t k = 0; k < schedule.iterations(); ++k) {
-      const auto row = schedule.row(k);
-      std::byte* value = recorded_element(space, row, rec);
-      strata::detail::t_delta_set = static_cast<int>(row[M]);
-      body.visit(body.body, row.data(), value);
-    }
+    if (space.rt->rank() == 0) visit_schedule(space, body, schedule, rec, {});
   });
   flush_buffers(*plan);
   return plan;
@@ -221,23 +230,18 @@ LoopReport replay_loop_call(const SpaceView& space, const LoopBody& body, CallHo
   const RecordedSchedule schedule = calls.schedule(rec, space.dims);
   const auto writes = calls.replay_writes(rec, schedule.clocks);
   auto& deltas = *writes;
-  struct Reset {  // after the call, or a body that throws, no simulated worker is left behind
+  struct Reset {  // after the call, or a body that throws, no clock or observer is left behind
     ~Reset() {
-      strata::detail::t_delta_set = 0;
       strata::detail::t_clock = 0;
       strata::detail::t_observer = nullptr;
     }
   } reset;
   strata::detail::t_observer = deltas.observer();  // reads of logged arrays come from the record
-  for (std::size_t k = 0; k < schedule.iterations(); ++k) {
-    const auto row = schedule.row(k);
-    std::byte* value = recorded_element(space, row, rec);
+  visit_schedule(space, body, schedule, rec, [&](std::span<const std::int64_t> row) {
     const std::int64_t clock = row[M + 1];
     deltas.advance_to(clock, row[M]);
-    strata::detail::t_delta_set = static_cast<int>(row[M]);
     strata::detail::t_clock = clock;
-    body.visit(body.body, row.data(), value);
-  }
+  });
   deltas.finish();
   CallOutcome outcome;
   for (const auto& [id, print] : rec.changed) outcome.changed.push_back(id);

@@ -53,14 +53,9 @@ OwnershipTable::OwnershipTable(const Plan& plan) {
 std::uint64_t OwnershipTable::unit_of(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
                                       bool whole_last) const {
   const Tracked* t = find(array);
-  if (!t) return kNoUnit;
-  const std::size_t dims = t->shape.size();
-  if (whole_last && !t->by_row) return kNoUnit;
-  std::uint64_t unit = 0;
-  for (std::size_t d = 0; d < (t->by_row ? dims - 1 : dims); ++d) {
-    if (static_cast<std::uint64_t>(index[d]) >= static_cast<std::uint64_t>(t->shape[d])) return kNoUnit;
-    unit = unit * static_cast<std::uint64_t>(t->shape[d]) + static_cast<std::uint64_t>(index[d]);
-  }
+  if (!t || (whole_last && !t->by_row)) return kNoUnit;
+  std::size_t unit;
+  if (!linear(*t, index, t->by_row ? t->shape.size() - 1 : t->shape.size(), unit)) return kNoUnit;
   return t->first + unit * t->stride;
 }
 

@@ -58,9 +58,9 @@ class OwnershipTable {
   /// Forgets every claim: a run starts with every element untouched.
   void reset();
   /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
-  /// touches for `worker` (0-based, below 16382: tag 0x3fff is kShared). False when another worker's claim
-  /// conflicts with it, or when it writes an array the table does not track.
-  /// Inline: every access of a re-validating run comes here.
+  /// touches for `worker` (0-based, below 16382: tag 0x3fff is kShared). False when
+  /// another worker's claim conflicts with it, or when it writes an array the table
+  /// does not track. Inline: every access of a re-validating run comes here.
   bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,
              int worker) {
     const Tracked* t = find(array);
@@ -68,14 +68,10 @@ class OwnershipTable {
       return !write;  // the plan knows of no write to this array: a site it never saw
     const std::size_t dims = t->shape.size();
     const bool one_unit = t->by_row || !whole_last;
-    const std::size_t prefix = one_unit && !t->by_row ? dims : dims - 1;  // subscripts that pick the unit
-    std::size_t unit = 0;
-    for (std::size_t d = 0; d < prefix; ++d) {
-      // Out-of-shape subscripts are the accessor's to report; they claim nothing.
-      if (static_cast<std::uint64_t>(index[d]) >= static_cast<std::uint64_t>(t->shape[d])) [[unlikely]]
-        return true;
-      unit = unit * static_cast<std::size_t>(t->shape[d]) + static_cast<std::size_t>(index[d]);
-    }
+    std::size_t unit;
+    // Out-of-shape subscripts are the accessor's to report; they claim nothing.
+    if (!linear(*t, index, one_unit && !t->by_row ? dims : dims - 1, unit)) [[unlikely]]
+      return true;
     const std::uint64_t tag = tag_of(worker);
     if (!one_unit) [[unlikely]]
       return claim_row_elements(*t, unit, write, tag);
@@ -169,6 +165,16 @@ class OwnershipTable {
   bool take_unit(std::size_t unit, bool write, std::uint64_t tag);
   /// A whole row of an array tracked by element: every element of the row.
   bool claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag);
+  /// The row-major place of `index`'s first `prefix` subscripts in t's shape; false
+  /// when one of them is out of shape.
+  static bool linear(const Tracked& t, std::span<const std::int64_t> index, std::size_t prefix, std::size_t& out) {
+    out = 0;
+    for (std::size_t d = 0; d < prefix; ++d) {
+      if (static_cast<std::uint64_t>(index[d]) >= static_cast<std::uint64_t>(t.shape[d])) return false;
+      out = out * static_cast<std::size_t>(t.shape[d]) + static_cast<std::size_t>(index[d]);
+    }
+    return true;
+  }
   const Tracked* find(const strata::detail::ArrayBase& array) const {
     for (const auto& t : arrays_)
       if (t.array == &array) return &t;
