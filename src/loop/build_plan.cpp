@@ -2,12 +2,14 @@
 // per-thread work lists (work_lists.cpp).
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
 #include "loop/split_groups.hpp"
+#include "loop/spread.hpp"
 
 namespace strata::loop::detail {
 
@@ -63,12 +65,12 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   // unit (ps/table_layout.cpp) and a read the sample missed is served all the same.
   if ((strategy == Strategy::groups || (reads_relaxed_arrays(*plan) && rt.size() > 1)) && stride > 1)
     return build_plan(given, body, options, where, 1);
+  plan->spread = can_spread(*plan, given, body);
   lay_out(*plan, *given.array, extents, [&](int d) { return histogram(given.refreshed(), d); }, options);
-  const SpaceView space = given.refreshed();  // the layout may have moved the space
+  SpaceView space = given.refreshed();  // the layout may have moved the space
 
   // Work lists: this rank's iterations, per thread and step, in key order.
   const int T = rt.threads();
-  const std::int64_t n = space.local_nnz;
   const int steps = (strategy == Strategy::two_d || strategy == Strategy::two_d_skewed)
                         ? plan->schedule.blocks * plan->schedule.rounds
                         : 1;
@@ -76,16 +78,28 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   std::vector<std::int32_t> group_thread;
   if (strategy == Strategy::groups) {
     const std::vector<std::uint64_t> row_keyed = row_keyed_arrays(*plan);
+    std::optional<std::vector<std::int32_t>> spread;
+    if (plan->spread) {
+      spread = spread_groups(*plan, space, body, row_keyed);
+      if (!spread) {  // one group too large to spread: it is split over rank 0's threads instead
+        plan->spread = false;
+        gather_on_rank0(*plan, *space.array);
+        space = given.refreshed();
+      }
+    }
     // The groups hold for the accesses about to be recorded: with irregular subscripts
-    // and more than one thread running them, every run re-validates them.
-    if (plan->irregular && T > 1) {
+    // and more than one worker running them, every run re-validates them.
+    if (plan->irregular && (T > 1 || plan->spread)) {
       auto table = std::make_shared<OwnershipTable>(*plan);
       if (!table->empty()) plan->ownership = std::move(table);
     }
     // The first pass's elements number this rank's iterations as they were then, and
     // its units those of the previous plan's table.
     const bool units_hold = !plan->ownership || (hinted_units && plan->ownership->same_units(*hinted_units));
-    if (!record_now || row_keyed != hinted_rows || space.array->structure_version() != layout_seen || !units_hold) {
+    if (spread) {
+      group_thread = std::move(*spread);
+    } else if (!record_now || row_keyed != hinted_rows || space.array->structure_version() != layout_seen ||
+               !units_hold) {
       elements.clear();
       units.clear();
       for (auto& rec : reconnoitre(space, body, true, 1, row_keyed, plan->ownership.get())) {
@@ -93,7 +107,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
         units.insert(units.end(), rec.units().begin(), rec.units().end());
       }
     }
-    group_thread = place_groups(*plan, n, elements, units);
+    if (!spread) group_thread = place_groups(*plan, space.local_nnz, elements, units);
     // A gathered plan groups rank 0's iterations (all of them); the report says the same on every rank.
     plan->groups = rt.comm().allreduce(plan->groups, ReduceOp::max);
     plan->split_groups = rt.comm().allreduce(plan->split_groups, ReduceOp::max);
@@ -101,7 +115,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     // Slowest worker over the mean of all workers: the idle ranks of a gathered plan count.
     plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
   }
-  fill_work_lists(*plan, space, options, group_thread, steps);
+  fill_work_lists(*plan, plan->hosted ? plan->hosted->view(space) : space, options, group_thread, steps);
   if (plan->split) plan->split->arrange(plan->work);
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;

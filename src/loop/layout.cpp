@@ -134,6 +134,20 @@ std::vector<std::int64_t> space_worker_bounds(Plan& plan, strata::detail::ArrayB
 
 }  // namespace
 
+void gather_on_rank0(Plan& plan, strata::detail::ArrayBase& space) {
+  // Range bounds [0, E, E, ..., E] along the first dimension.
+  auto to_rank0 = [&](strata::detail::ArrayBase& a) {
+    const auto e = a.shape_vector()[0];
+    std::vector<std::int64_t> bounds(static_cast<std::size_t>(plan.ranks) + 1, e);
+    bounds[0] = 0;
+    a.repartition_to(Partition::range(0, bounds));
+  };
+  plan.gathered = true;
+  to_rank0(space);
+  for (const auto& role : plan.roles)
+    if (auto* a = strata::detail::ArrayBase::find_array(role.array_id); a && a != &space) to_rank0(*a);
+}
+
 void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
              const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options) {
   using analysis::Strategy;
@@ -142,22 +156,11 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
   const int k = options.blocks_per_worker > 0 ? options.blocks_per_worker : auto_blocks_per_worker(plan);
   const auto s = static_cast<std::size_t>(std::max(0, c.space_dim));
   const auto t = static_cast<std::size_t>(std::max(0, c.time_dim));
-  // Strategies that are not partitioned across ranks run on rank 0: move the space
-  // and every array the loop touches there (range bounds [0, E, E, ..., E]).
-  const bool gather = P > 1 && (c.strategy == Strategy::serial || c.strategy == Strategy::groups ||
+  // Strategies that are not partitioned across ranks run on rank 0 (conflict groups
+  // unless they are spread over the ranks: spread.hpp).
+  const bool gather = P > 1 && (c.strategy == Strategy::serial || (c.strategy == Strategy::groups && !plan.spread) ||
                                 c.strategy == Strategy::two_d_skewed);
-  if (gather) {
-    plan.gathered = true;
-    auto to_rank0 = [&](strata::detail::ArrayBase& a, int dim) {
-      const auto e = a.shape_vector()[static_cast<std::size_t>(dim)];
-      std::vector<std::int64_t> bounds(static_cast<std::size_t>(P) + 1, e);
-      bounds[0] = 0;
-      a.repartition_to(Partition::range(dim, bounds));
-    };
-    to_rank0(space, 0);
-    for (const auto& role : plan.roles)
-      if (auto* a = strata::detail::ArrayBase::find_array(role.array_id); a && a != &space) to_rank0(*a, 0);
-  }
+  if (gather) gather_on_rank0(plan, space);
   const int Wp = gather ? T : W;  // workers that take part
   switch (c.strategy) {
     case Strategy::serial:

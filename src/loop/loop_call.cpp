@@ -10,6 +10,7 @@
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
 #include "loop/split_groups.hpp"
+#include "loop/spread.hpp"
 #include "strata/detail/collective_error.hpp"
 #include "strata/loop/call_hooks.hpp"
 #include "strata/error.hpp"
@@ -284,7 +285,7 @@ std::vector<std::int64_t> schedule_rows(const SpaceView& space, const LoopReport
 // workers touch nothing another worker of the step writes, so the sort is a serial
 // order the run is equivalent to.
 std::vector<std::int64_t> schedule_rows(const SpaceView& given, const Plan& plan, std::int64_t clock_every) {
-  const SpaceView space = given.refreshed();
+  const SpaceView space = run_view(plan, given);
   std::vector<std::int64_t> mine;
   const int T = plan.threads, r = space.rt->rank();
   const bool clocked = strategy_has_one_step(plan) && clock_every > 0;

@@ -77,6 +77,9 @@ void remember_versions(Plan& plan);
 /// only for the dimensions the strategy partitions.
 void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std::int64_t>& extents,
              const std::function<std::vector<std::int64_t>(int)>& histogram, const LoopOptions& options);
+/// Collective: moves the space and every array the plan touches to rank 0, for the
+/// strategies not partitioned across ranks (plan.gathered).
+void gather_on_rank0(Plan& plan, strata::detail::ArrayBase& space);
 void print_plan(Runtime& rt, const Plan& plan);
 /// The reconnaissance stride for a loop over `iterations` iterations (all ranks).
 int recon_stride_for(std::int64_t iterations, const LoopOptions& options);

@@ -91,6 +91,26 @@ class OwnershipTable {
   /// Whether `other` numbers the units of the same arrays alike.
   bool same_units(const OwnershipTable& other) const;
 
+  // ---- groups spread over ranks (loop/spread.hpp) --------------------------------
+  /// The units one tracked array's run wrote on this rank: row-major unit numbers (rows
+  /// of an array tracked by row, else elements), ascending, each `unit_bytes` long in
+  /// the array's whole row-major storage.
+  struct WrittenUnits {
+    std::uint64_t array_id = 0;
+    std::size_t unit_bytes = 0;
+    bool by_row = false;
+    std::vector<std::uint64_t> units;
+  };
+  /// Per tracked array, in table order. Lockable units are not reported (a plan with
+  /// split groups runs on one rank).
+  std::vector<WrittenUnits> written_units() const;
+  std::size_t tracked_arrays() const { return arrays_.size(); }
+  /// Whether this rank's run touched (read or wrote) unit `unit` of tracked array `k`.
+  bool touched(std::size_t k, std::uint64_t unit) const {
+    const Tracked& t = arrays_[k];
+    return state_of(states_[t.first + static_cast<std::size_t>(unit) * t.stride].load(std::memory_order_relaxed)) != 0;
+  }
+
   // ---- locks of split groups -----------------------------------------------------
   /// Makes every unit of the arrays holding `units` lockable (see above) for every
   /// later run.

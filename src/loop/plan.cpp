@@ -287,6 +287,12 @@ std::string Plan::explain() const {
     out += fmt::format("  gathered: the {} plan is not partitioned across ranks yet, so the iteration space and its "
                        "arrays were moved to rank 0, whose {} thread(s) run every iteration; the other ranks wait\n",
                        analysis::to_string(choice.strategy), threads);
+  if (spread)
+    out += fmt::format("  spread: the conflict groups are placed on all {} workers of the {} ranks; each rank keeps a "
+                       "copy of the iterations it runs, every call copies the arrays the loop touches whole to every "
+                       "rank and exchanges the rows or elements each rank wrote (a unit one rank wrote and another "
+                       "touched refuses the run)\n",
+                       workers, ranks);
   if (space_bounds.size() > 1)
     out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));
   if (!space_bounds_note.empty()) out += fmt::format("  worker bounds: {}\n", space_bounds_note);

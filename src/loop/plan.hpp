@@ -28,6 +28,7 @@ namespace loop {
 
 class OwnershipTable;
 struct SplitGroups;
+struct HostedSpace;
 
 /// One static access site as the planner sees it (merged over ranks).
 struct SiteSummary {
@@ -83,6 +84,10 @@ struct Plan {
   /// 2D) run on rank 0's threads with the iteration space and the arrays gathered
   /// there; the other ranks wait. Set when ranks > 1 for those strategies.
   bool gathered = false;
+  /// Conflict groups placed on the workers of every rank (loop/spread.hpp); `hosted`
+  /// holds the iterations this rank runs (set once the groups are placed).
+  bool spread = false;
+  std::shared_ptr<HostedSpace> hosted;
   std::vector<std::int64_t> space_bounds;  ///< workers+1 bounds along the space dimension
   /// Where space_bounds came from: balanced by this loop's histogram, or kept from an
   /// earlier plan that split an array this loop also keeps aligned (explain).

@@ -29,6 +29,7 @@ LoopReport ReportAccess::make(std::shared_ptr<const Plan> plan) {
     r.threads = p.threads;
     r.workers = p.workers;
     r.gathered = p.gathered;
+    r.spread = p.spread;
     r.time_blocks = p.time_bounds.empty() ? 0 : static_cast<int>(p.time_bounds.size()) - 1;
     r.rounds = p.schedule.rounds;
     r.slices_per_worker = p.slices_per_worker;

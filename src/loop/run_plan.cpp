@@ -15,6 +15,7 @@
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
 #include "loop/run_claims.hpp"
+#include "loop/spread.hpp"
 
 namespace strata::loop::detail {
 namespace {
@@ -143,7 +144,13 @@ bool strategy_has_one_step(const Plan& plan) {
 
 std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, const LoopOptions& options,
                      bool verify) {
-  const SpaceView space = given.refreshed();
+  // Groups spread over the ranks run on their hosted iterations, and always claim
+  // what they touch: the claims say which units each rank wrote (spread.hpp).
+  if (plan.hosted) {
+    refresh_hosted(*plan.hosted, given.refreshed());
+    verify = verify || plan.ownership != nullptr;
+  }
+  const SpaceView space = run_view(plan, given);
   Runtime& rt = *space.rt;
   const auto run_start = std::chrono::steady_clock::now();
   if (plan.packed.empty()) pack_records(space, body, plan);
@@ -186,6 +193,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
         a->travel_begin();
         replicas.push_back(a);
       }
+
+  // Spread groups: every array the loop touches in place, whole on every rank.
+  std::optional<WholeCopies> whole;
+  if (plan.hosted) whole.emplace(plan);
 
   // Relaxed arrays: their tables start a run; the body's reads of them go to the
   // caches through each thread's observer.
@@ -258,10 +269,15 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   auto finish = [&] {
     if (relaxed.active()) relaxed.end();
     for (auto* a : replicas) a->travel_drop();
+    std::string failure = verify ? first_failure(rt, failures) : std::string();
+    if (whole) {  // the units each rank wrote go to every rank, unless the run was refused
+      if (failure.empty() && owners) failure = whole->merge(rt, *owners);
+      whole.reset();
+    }
     plan.last_run_seconds = seconds_since(run_start);
     rt.comm().barrier();
     remember_versions(plan);
-    return verify ? first_failure(rt, failures) : std::string();
+    return failure;
   };
 
   if (single_step && relaxed.active()) {

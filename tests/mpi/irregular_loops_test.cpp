@@ -21,6 +21,19 @@ using testing::hashed_slot;
 using testing::rt;
 
 bool several_threads_run_groups() { return rt().threads() > 1; }
+// Runs are re-validated where several workers run groups: a rank's threads, or the
+// ranks a plan spreads its groups over.
+bool revalidates(const LoopReport& report) { return report.threads > 1 || report.spread; }
+
+// The iterations each rank's workers ran in the report's call (its schedule rows).
+template <class Elem, std::size_t M>
+std::vector<std::int64_t> iterations_per_rank(const DistArray<Elem, M>& space, const LoopReport& report) {
+  const auto rows = loop::detail::schedule_rows(loop::detail::space_view(space), report, 0);
+  const std::size_t width = loop::detail::kScheduleFields + M;
+  std::vector<std::int64_t> count(static_cast<std::size_t>(rt().size()), 0);
+  for (std::size_t k = 0; k < rows.size(); k += width) ++count[static_cast<std::size_t>(rows[k + 1] / report.threads)];
+  return count;
+}
 
 LoopOptions with_checks(bool checked) {
   LoopOptions o;
@@ -56,10 +69,12 @@ void lost_update_probe(bool checked) {
       EXPECT_NE(report.serial_reason.find("changed at each of the last"), std::string::npos) << report.explain();
     } else {
       ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
-      EXPECT_EQ(report.revalidated, several_threads_run_groups()) << report.explain();
+      EXPECT_EQ(report.revalidated, revalidates(report)) << report.explain();
+      // Across ranks the groups run on every rank (spread.hpp).
+      EXPECT_EQ(report.spread, rt().size() > 1) << report.explain();
     }
     if (epoch == 0) first_plan = report.plan_id;
-    if (epoch > 0 && epoch < 3 && several_threads_run_groups()) {
+    if (epoch > 0 && epoch < 3 && revalidates(report)) {
       // The recorded groups no longer held: the run was refused, undone and re-planned.
       EXPECT_NE(report.plan_id, first_plan);
       EXPECT_NE(report.revalidation_failure.find("no longer hold"), std::string::npos) << report.explain();
@@ -141,9 +156,12 @@ void embedding_probe(bool checked) {
     } else {
       ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
       EXPECT_GE(report.groups, kCommunities / 2) << report.explain();
-      if (epoch > 0 && several_threads_run_groups()) {
+      if (epoch > 0 && revalidates(report)) {
         EXPECT_FALSE(report.revalidation_failure.empty());
       }
+      // Across ranks every rank runs its share of the groups.
+      const auto per_rank = iterations_per_rank(E, report);
+      for (const auto count : per_rank) EXPECT_GT(count * rt().size(), 8 * E.nnz() / 10) << report.explain();
     }
     for (const auto& e : equivalent_order(E, report))
       embed_step(row(e[0]), row(e[1]), row(negative_of(e[0], e[1], epoch)));
@@ -373,16 +391,17 @@ TEST(IrregularLoops, GroupsOrderIsShuffledUnlessKeyOrderIsAsked) {
   EXPECT_GT(descents(shuffled), n / 4) << "not shuffled";
   EXPECT_NE(shuffled.explain().find("seeded shuffled order"), std::string::npos);
   if (rt().size() > 1) {
-    // Groups still run on rank 0 only: the report says so, and counts the idle ranks.
-    EXPECT_TRUE(shuffled.gathered);
-    EXPECT_GE(shuffled.imbalance, 0.99 * rt().size()) << shuffled.explain();
-    EXPECT_NE(shuffled.explain().find("the other ranks wait"), std::string::npos);
+    // The groups are placed on every rank's workers.
+    EXPECT_FALSE(shuffled.gathered);
+    EXPECT_TRUE(shuffled.spread);
+    EXPECT_LT(shuffled.imbalance, 1.2) << shuffled.explain();
+    EXPECT_NE(shuffled.explain().find("spread: the conflict groups are placed on all"), std::string::npos);
   }
   LoopOptions keyed;
   keyed.key_order = true;
   const LoopReport in_keys = parallel_for(x, body, keyed);
   ASSERT_EQ(in_keys.strategy, analysis::Strategy::groups);
-  EXPECT_LT(descents(in_keys), in_keys.threads) << "each thread's share runs in key order";
+  EXPECT_LT(descents(in_keys), in_keys.workers) << "each worker's share runs in key order";
 }
 
 }  // namespace

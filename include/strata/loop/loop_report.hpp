@@ -42,6 +42,9 @@ class LoopReport {
   /// The loop ran on rank 0's threads with its data gathered there (strategies that
   /// are not partitioned across ranks: serial, conflict groups, skewed 2-D).
   bool gathered = false;
+  /// Conflict groups placed on the workers of every rank, the arrays they touch copied
+  /// whole to every rank for the call (src/loop/spread.hpp).
+  bool spread = false;
   /// 2-D plans: time blocks; rounds the blocks go round the workers per pass; slices
   /// of each worker's space part (LoopOptions::rounds and slices_per_worker).
   int time_blocks = 0, rounds = 1, slices_per_worker = 1;
