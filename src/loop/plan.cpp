@@ -236,9 +236,10 @@ std::string validity(const Plan& p) {
   std::string out;
   if (p.ownership)
     out += fmt::format("  validity: the conflict groups hold for the elements recorded when the loop was planned; "
-                       "every run claims each element of {} it touches, and a run in which two threads' claims "
+                       "every run claims each element of {} it touches, and a run in which two {}' claims "
                        "conflict is undone and the loop planned again ({} run(s) checked so far)\n",
-                       p.ownership->describe(), p.revalidated_runs);
+                       p.ownership->describe(), p.spread ? "workers (threads or ranks)" : "threads",
+                       p.revalidated_runs);
   else if (p.irregular && p.choice.strategy == Strategy::groups)
     out += "  validity: one thread runs the groups, so no recorded access is relied on\n";
   else if (p.irregular && p.choice.strategy != Strategy::serial)
@@ -307,6 +308,7 @@ std::string Plan::explain() const {
                       : r.placement == Placement::replicated ? "read-only, copied whole to every rank for the loop"
                       : r.placement == Placement::cached     ? "relaxed: read from each rank's cache of its read set, "
                                                                "written through its Buffer to the owners"
+                      : spread && (r.read || r.written)      ? "copied whole to every rank for each call"
                                                              : "used where it is";
     out += fmt::format("  array {}: {}{}\n", r.name, how,
                        r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");

@@ -37,7 +37,8 @@ HostedSpace host_whole(const SpaceView& space) {
   const auto dims = static_cast<std::size_t>(space.dims);
   const std::size_t es = space.elem_size;
   std::vector<std::int64_t> mine(static_cast<std::size_t>(space.local_nnz) * dims);
-  for (std::int64_t pos = 0; pos < space.local_nnz; ++pos) index_at(space, pos, &mine[static_cast<std::size_t>(pos) * dims]);
+  for (std::int64_t pos = 0; pos < space.local_nnz; ++pos)
+    index_at(space, pos, &mine[static_cast<std::size_t>(pos) * dims]);
   Comm& comm = space.rt->comm();
   std::vector<std::int64_t> keys = comm.allgather_vector(std::move(mine));
   std::vector<Bytes> parts = comm.allgatherv({space.values, static_cast<std::size_t>(space.local_nnz) * es});
