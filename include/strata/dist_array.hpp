@@ -348,6 +348,24 @@ class DistArray : public detail::ArrayBase {
     return v;
   }
 
+  // A claim of a re-validating run (detail::t_claims): marked in place where the run
+  // only marks (detail::ClaimMarks, the storage then holds the whole array), else
+  // made through the claims.
+  [[gnu::always_inline]] void claim_access(const Index<N>& i, bool whole_last, detail::AccessMode mode) {
+    const detail::ClaimMarks* m = claim_marks();
+    if (m && (m->by_row || !whole_last)) {
+      if (mode == detail::AccessMode::buffered) return;
+      std::size_t unit = 0;
+      const std::size_t dims = m->by_row ? N - 1 : N;
+      for (std::size_t d = 0; d < dims; ++d)
+        unit = unit * static_cast<std::size_t>(shape_[d]) + static_cast<std::size_t>(i[d]);
+      using Marks = detail::ClaimMarks;
+      m->bytes[unit * m->stride] |= mode == detail::AccessMode::read ? Marks::touched : Marks::touched | Marks::written;
+      return;
+    }
+    detail::t_claims->claim(*this, i, whole_last, mode);
+  }
+
   // Every observed element access goes through here.
   T* element(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
     if (detail::t_observer) [[unlikely]] {
@@ -359,7 +377,7 @@ class DistArray : public detail::ArrayBase {
     }
     T* p = find(i);
     if (!p) throw_not_local(i, where);
-    if (detail::t_claims) [[unlikely]] detail::t_claims->claim(*this, i, false, mode);
+    if (detail::t_claims) [[unlikely]] claim_access(i, false, mode);
     return p;
   }
 
@@ -411,7 +429,7 @@ class DistArray : public detail::ArrayBase {
         off += static_cast<std::int64_t>(rel) * strides_[d];
       }
       if (inside && !detail::t_observer) [[likely]] {
-        if (detail::t_claims) [[unlikely]] detail::t_claims->claim(*this, i, true, mode);
+        if (detail::t_claims) [[unlikely]] claim_access(i, true, mode);
         return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
       }
       if (inside) return observed_row(i, where, mode, dense_.data() + off);

@@ -91,6 +91,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     // and more than one worker running them, every run re-validates them.
     if (plan->irregular && (T > 1 || plan->spread)) {
       auto table = std::make_shared<OwnershipTable>(*plan);
+      if (plan->spread && T == 1) table->mark_only();
       if (!table->empty()) plan->ownership = std::move(table);
     }
     // The first pass's elements number this rank's iterations as they were then, and

@@ -89,14 +89,32 @@ std::vector<OwnershipTable::WrittenUnits> OwnershipTable::written_units() const 
                    t.array->element_size() * (t.by_row ? static_cast<std::size_t>(t.shape.back()) : 1), t.by_row, {}};
     for (std::size_t k = 0; k < t.count; ++k) {
       const std::size_t at = t.first + k * t.stride;
-      if (!lockable_[at] && (state_of(states_[at].load(std::memory_order_relaxed)) & kWritten)) w.units.push_back(k);
+      const bool written = marks_.empty() ? (state_of(states_[at].load(std::memory_order_relaxed)) & kWritten) != 0
+                                          : (marks_[at] & kMarkWritten) != 0;
+      if (!lockable_[at] && written) w.units.push_back(k);
     }
     out.push_back(std::move(w));
   }
   return out;
 }
 
+void OwnershipTable::mark_only() {
+  marks_.assign(states_.size(), 0);
+  mark_views_.clear();
+  for (const Tracked& t : arrays_) mark_views_.push_back({marks_.data() + t.first, t.stride, t.by_row});
+}
+
+void OwnershipTable::attach_marks() {
+  for (std::size_t k = 0; k < mark_views_.size(); ++k)
+    const_cast<strata::detail::ArrayBase*>(arrays_[k].array)->set_claim_marks(&mark_views_[k]);
+}
+
+void OwnershipTable::detach_marks() {
+  for (const Tracked& t : arrays_) const_cast<strata::detail::ArrayBase*>(t.array)->set_claim_marks(nullptr);
+}
+
 void OwnershipTable::reset() {
+  if (!marks_.empty()) return std::fill(marks_.begin(), marks_.end(), 0);
   for (auto& s : states_) s.store(0, std::memory_order_relaxed);
 }
 

@@ -72,6 +72,10 @@ class OwnershipTable {
     // Out-of-shape subscripts are the accessor's to report; they claim nothing.
     if (!linear(*t, index, one_unit && !t->by_row ? dims : dims - 1, unit)) [[unlikely]]
       return true;
+    if (!marks_.empty()) {  // mark_only(): nothing to refuse
+      mark(*t, unit, one_unit, write);
+      return true;
+    }
     const std::uint64_t tag = tag_of(worker);
     if (!one_unit) [[unlikely]]
       return claim_row_elements(*t, unit, write, tag);
@@ -107,9 +111,19 @@ class OwnershipTable {
   std::size_t tracked_arrays() const { return arrays_.size(); }
   /// Whether this rank's run touched (read or wrote) unit `unit` of tracked array `k`.
   bool touched(std::size_t k, std::uint64_t unit) const {
-    const Tracked& t = arrays_[k];
-    return state_of(states_[t.first + static_cast<std::size_t>(unit) * t.stride].load(std::memory_order_relaxed)) != 0;
+    const std::size_t at = arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride;
+    return marks_.empty() ? state_of(states_[at].load(std::memory_order_relaxed)) != 0 : marks_[at] != 0;
   }
+  /// One worker claims everything on this rank (a spread plan with one thread a
+  /// rank): nothing can conflict within the rank, so claims only mark what the run
+  /// touched and wrote, a byte per unit. The bytes stay in cache where the 64-bit
+  /// states of a large array would not (a claim then cost a miss of its own).
+  void mark_only();
+  bool marks_only() const { return !marks_.empty(); }
+  /// Mark-only tables: while attached, the tracked arrays' accessors mark their
+  /// accesses themselves (strata::detail::ClaimMarks), which spares a call per access.
+  void attach_marks();
+  void detach_marks();
 
   // ---- locks of split groups -----------------------------------------------------
   /// Makes every unit of the arrays holding `units` lockable (see above) for every
@@ -174,6 +188,17 @@ class OwnershipTable {
   static std::uint64_t state_of(std::uint64_t word) { return word & 0xffff; }
   static std::uint64_t tag_of(int worker) { return static_cast<std::uint64_t>(worker + 1); }
 
+  static constexpr std::uint8_t kMarkTouched = strata::detail::ClaimMarks::touched;
+  static constexpr std::uint8_t kMarkWritten = strata::detail::ClaimMarks::written;
+  void mark(const Tracked& t, std::size_t unit, bool one_unit, bool write) {
+    const auto m = static_cast<std::uint8_t>(write ? kMarkTouched | kMarkWritten : kMarkTouched);
+    if (one_unit) [[likely]] {
+      marks_[t.first + unit * t.stride] |= m;
+      return;
+    }
+    const auto width = static_cast<std::size_t>(t.shape.back());  // a whole row of an array tracked by element
+    for (std::size_t k = 0; k < width; ++k) marks_[t.first + (unit * width + k) * t.stride] |= m;
+  }
   bool claim_unit(std::size_t unit, bool write, std::uint64_t tag) {
     // Already held as this access needs it (the common case): no write to shared memory.
     const std::uint64_t now = state_of(states_[unit].load(std::memory_order_relaxed));
@@ -207,6 +232,8 @@ class OwnershipTable {
   /// each, so that claims of different units do not move one line between cores.
   std::vector<std::atomic<std::uint64_t>> states_;
   std::vector<std::uint8_t> lockable_;              ///< per unit: 1 when lockable
+  std::vector<std::uint8_t> marks_;                 ///< per unit, after mark_only(): kMark* bits
+  std::vector<strata::detail::ClaimMarks> mark_views_;  ///< per tracked array, into marks_
   std::size_t lockable_count_ = 0;
 };
 

@@ -8,9 +8,13 @@ RunClaims::RunClaims(OwnershipTable& table, int worker, int dims, const std::ato
                      SplitLocks* locks)
     : table_(table), worker_(worker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned), locks_(locks) {
   strata::detail::t_claims = this;
+  if (table_.marks_only()) table_.attach_marks();
 }
 
-RunClaims::~RunClaims() { strata::detail::t_claims = nullptr; }
+RunClaims::~RunClaims() {
+  if (table_.marks_only()) table_.detach_marks();
+  strata::detail::t_claims = nullptr;
+}
 
 void RunClaims::refused(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
                         bool whole_last) const {

@@ -255,7 +255,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       SplitLocks* held = locks ? &*locks : nullptr;
       if (claims_only) {
         RunClaims claims(*owners, th, space.dims, abandoned, held);
-        body.run(body.body, packed.data(), from, n, &claims);
+        // A rank's only worker that merely marks what it touches needs no hook: no other
+        // thread can abandon the run, and a refusal (a write the plan never saw) names
+        // the access without its iteration.
+        body.run(body.body, packed.data(), from, n, owners->marks_only() ? nullptr : &claims);
       } else {
         VerifyHook hook(*checker, space.dims, abandoned, held);
         body.run(body.body, packed.data(), from, n, &hook);

@@ -37,6 +37,17 @@ namespace detail {
 
 struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
 
+/// During a run whose claims only mark what they touch (one worker a rank,
+/// src/loop/ownership.hpp), the accessors of an array mark its accesses here directly
+/// instead of calling the claims: a byte every `stride` bytes per unit, a unit being a
+/// row (`by_row`) or an element of the whole array in row-major order.
+struct ClaimMarks {
+  static constexpr std::uint8_t touched = 1, written = 2;
+  std::uint8_t* bytes = nullptr;
+  std::size_t stride = 1;
+  bool by_row = false;
+};
+
 /// buffered: a delta written through a Buffer, which never creates dependences.
 enum class AccessMode : std::uint8_t { read, write, read_write, buffered };
 
@@ -52,6 +63,10 @@ class ArrayBase {
   /// accessors read directly (detail/cache_view.hpp); nullptr otherwise.
   const CacheView* cache_view() const { return cache_view_; }
   void set_cache_view(const CacheView* view) { cache_view_ = view; }
+  /// While a run marks its claims (see ClaimMarks); nullptr otherwise. The array's
+  /// storage then holds the whole array.
+  const ClaimMarks* claim_marks() const { return claim_marks_; }
+  void set_claim_marks(const ClaimMarks* marks) { claim_marks_ = marks; }
   /// The number of dimensions (N of DistArray<T, N>).
   virtual int dimension_count() const = 0;
   virtual std::vector<std::int64_t> shape_vector() const = 0;
@@ -138,6 +153,7 @@ class ArrayBase {
   std::string name_;
   std::uint64_t version_ = 0;
   const CacheView* cache_view_ = nullptr;
+  const ClaimMarks* claim_marks_ = nullptr;
 };
 
 /// Receives the accesses of the loop running on this thread.
