@@ -348,20 +348,26 @@ class DistArray : public detail::ArrayBase {
     return v;
   }
 
-  // A claim of a re-validating run (detail::t_claims): marked in place where the run
-  // only marks (detail::ClaimMarks, the storage then holds the whole array), else
-  // made through the claims.
+  // A claim of a re-validating run (detail::t_claims): taken in place where the run
+  // lets the accessors (detail::ClaimView; the storage then holds the whole array),
+  // else made through the claims.
   [[gnu::always_inline]] void claim_access(const Index<N>& i, bool whole_last, detail::AccessMode mode) {
-    const detail::ClaimMarks* m = claim_marks();
-    if (m && (m->by_row || !whole_last)) {
-      if (mode == detail::AccessMode::buffered) return;
+    using View = detail::ClaimView;
+    const View* v = claim_view();
+    if (v && (v->by_row || !whole_last) && mode != detail::AccessMode::buffered) {
       std::size_t unit = 0;
-      const std::size_t dims = m->by_row ? N - 1 : N;
+      const std::size_t dims = v->by_row ? N - 1 : N;
       for (std::size_t d = 0; d < dims; ++d)
         unit = unit * static_cast<std::size_t>(shape_[d]) + static_cast<std::size_t>(i[d]);
-      using Marks = detail::ClaimMarks;
-      m->bytes[unit * m->stride] |= mode == detail::AccessMode::read ? Marks::touched : Marks::touched | Marks::written;
-      return;
+      const bool write = mode != detail::AccessMode::read;
+      if (v->marks) {
+        v->marks[unit * v->stride] |= write ? View::touched | View::written : View::touched;
+        return;
+      }
+      const std::uint64_t now = v->states[unit * v->stride].load(std::memory_order_relaxed) & View::state_bits;
+      const std::uint64_t tag = detail::t_claim_tag;
+      if (now == (View::written_by | tag) || (!write && (now == tag || now == View::shared))) [[likely]]
+        return;
     }
     detail::t_claims->claim(*this, i, whole_last, mode);
   }

@@ -98,19 +98,24 @@ std::vector<OwnershipTable::WrittenUnits> OwnershipTable::written_units() const 
   return out;
 }
 
-void OwnershipTable::mark_only() {
-  marks_.assign(states_.size(), 0);
-  mark_views_.clear();
-  for (const Tracked& t : arrays_) mark_views_.push_back({marks_.data() + t.first, t.stride, t.by_row});
+void OwnershipTable::mark_only() { marks_.assign(states_.size(), 0); }
+
+void OwnershipTable::attach_views() {
+  views_.clear();
+  for (const Tracked& t : arrays_) {
+    strata::detail::ClaimView v;
+    if (marks_only()) v.marks = marks_.data() + t.first;
+    else v.states = states_.data() + t.first;
+    v.stride = t.stride;
+    v.by_row = t.by_row;
+    views_.push_back(v);
+  }
+  for (std::size_t k = 0; k < views_.size(); ++k)
+    const_cast<strata::detail::ArrayBase*>(arrays_[k].array)->set_claim_view(&views_[k]);
 }
 
-void OwnershipTable::attach_marks() {
-  for (std::size_t k = 0; k < mark_views_.size(); ++k)
-    const_cast<strata::detail::ArrayBase*>(arrays_[k].array)->set_claim_marks(&mark_views_[k]);
-}
-
-void OwnershipTable::detach_marks() {
-  for (const Tracked& t : arrays_) const_cast<strata::detail::ArrayBase*>(t.array)->set_claim_marks(nullptr);
+void OwnershipTable::detach_views() {
+  for (const Tracked& t : arrays_) const_cast<strata::detail::ArrayBase*>(t.array)->set_claim_view(nullptr);
 }
 
 void OwnershipTable::reset() {

@@ -120,10 +120,12 @@ class OwnershipTable {
   /// states of a large array would not (a claim then cost a miss of its own).
   void mark_only();
   bool marks_only() const { return !marks_.empty(); }
-  /// Mark-only tables: while attached, the tracked arrays' accessors mark their
-  /// accesses themselves (strata::detail::ClaimMarks), which spares a call per access.
-  void attach_marks();
-  void detach_marks();
+  /// While attached, the tracked arrays' accessors take the common claims in place
+  /// (strata::detail::ClaimView: a mark, or a check that the worker holds the unit),
+  /// which spares a call per access. Their storage must hold the whole array (one
+  /// rank, or a spread plan's whole copies).
+  void attach_views();
+  void detach_views();
 
   // ---- locks of split groups -----------------------------------------------------
   /// Makes every unit of the arrays holding `units` lockable (see above) for every
@@ -180,16 +182,16 @@ class OwnershipTable {
   // locked by w; kWritten | kUntouched | (w + 1) locked by w, not yet touched. Only a
   // lock's holder writes its word. The clock shares the word so that a lock brings it
   // along (one cache line, not two).
-  static constexpr std::uint64_t kShared = 0x3fff;
+  static constexpr std::uint64_t kShared = strata::detail::ClaimView::shared;
   static constexpr std::uint64_t kUntouched = 0x4000;
-  static constexpr std::uint64_t kWritten = 0x8000;
+  static constexpr std::uint64_t kWritten = strata::detail::ClaimView::written_by;
   static constexpr int kClockShift = 16;
   static constexpr std::uint64_t kClockMask = ~std::uint64_t{0xffff};
   static std::uint64_t state_of(std::uint64_t word) { return word & 0xffff; }
   static std::uint64_t tag_of(int worker) { return static_cast<std::uint64_t>(worker + 1); }
 
-  static constexpr std::uint8_t kMarkTouched = strata::detail::ClaimMarks::touched;
-  static constexpr std::uint8_t kMarkWritten = strata::detail::ClaimMarks::written;
+  static constexpr std::uint8_t kMarkTouched = strata::detail::ClaimView::touched;
+  static constexpr std::uint8_t kMarkWritten = strata::detail::ClaimView::written;
   void mark(const Tracked& t, std::size_t unit, bool one_unit, bool write) {
     const auto m = static_cast<std::uint8_t>(write ? kMarkTouched | kMarkWritten : kMarkTouched);
     if (one_unit) [[likely]] {
@@ -233,7 +235,7 @@ class OwnershipTable {
   std::vector<std::atomic<std::uint64_t>> states_;
   std::vector<std::uint8_t> lockable_;              ///< per unit: 1 when lockable
   std::vector<std::uint8_t> marks_;                 ///< per unit, after mark_only(): kMark* bits
-  std::vector<strata::detail::ClaimMarks> mark_views_;  ///< per tracked array, into marks_
+  std::vector<strata::detail::ClaimView> views_;  ///< per tracked array, into marks_ or states_
   std::size_t lockable_count_ = 0;
 };
 

@@ -8,12 +8,12 @@ RunClaims::RunClaims(OwnershipTable& table, int worker, int dims, const std::ato
                      SplitLocks* locks)
     : table_(table), worker_(worker), dims_(static_cast<std::size_t>(dims)), abandoned_(abandoned), locks_(locks) {
   strata::detail::t_claims = this;
-  if (table_.marks_only()) table_.attach_marks();
+  strata::detail::t_claim_tag = static_cast<std::uint64_t>(worker) + 1;
 }
 
 RunClaims::~RunClaims() {
-  if (table_.marks_only()) table_.detach_marks();
   strata::detail::t_claims = nullptr;
+  strata::detail::t_claim_tag = 0;
 }
 
 void RunClaims::refused(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,

@@ -175,6 +175,14 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   SplitGroups* split = owners ? plan.split.get() : nullptr;
   if (split) split->reset(T);
   const bool claims_only = owners && plan.verified && !checked && relaxed_arrays(plan).empty();
+  // Claims only: the accessors take the common ones in place while the run lasts.
+  struct AttachedViews {
+    OwnershipTable* table;
+    ~AttachedViews() {
+      if (table) table->detach_views();
+    }
+  } attached{claims_only ? owners : nullptr};
+  if (claims_only) owners->attach_views();
   if (checked || (verify && !claims_only))
     for (int th = 0; th < T; ++th) {
       checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));

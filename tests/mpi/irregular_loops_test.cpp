@@ -162,9 +162,10 @@ void embedding_probe(bool checked) {
       if (epoch > 0 && revalidates(report)) {
         EXPECT_FALSE(report.revalidation_failure.empty());
       }
-      // Across ranks every rank runs its share of the groups.
+      // Across ranks every rank runs a share of the groups (at least half of an even
+      // share: 32 to 64 groups over as many as 12 workers do not balance finely).
       const auto per_rank = iterations_per_rank(E, report);
-      for (const auto count : per_rank) EXPECT_GT(count * rt().size(), 8 * E.nnz() / 10) << report.explain();
+      for (const auto count : per_rank) EXPECT_GT(count * rt().size(), E.nnz() / 2) << report.explain();
     }
     for (const auto& e : equivalent_order(E, report))
       embed_step(row(e[0]), row(e[1]), row(negative_of(e[0], e[1], epoch)));

@@ -7,6 +7,7 @@
 // such phases the cost is one thread-local load and a predictable branch.
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -37,16 +38,26 @@ namespace detail {
 
 struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
 
-/// During a run whose claims only mark what they touch (one worker a rank,
-/// src/loop/ownership.hpp), the accessors of an array mark its accesses here directly
-/// instead of calling the claims: a byte every `stride` bytes per unit, a unit being a
-/// row (`by_row`) or an element of the whole array in row-major order.
-struct ClaimMarks {
+/// While a re-validating run claims its accesses (src/loop/ownership.hpp): where an
+/// array's accessors take the common claims in place instead of calling
+/// `t_claims`. A unit is a row (`by_row`) or an element of the whole array, numbered in
+/// row-major order, `stride` entries from the next.
+///  * `marks` (one worker a rank: nothing can conflict): a byte per unit, whose bits
+///    the accessor sets.
+///  * `states` (several workers): the unit's claim word; an access its worker already
+///    holds as it needs (the word's low 16 bits: the worker's tag t_claim_tag after a
+///    read by it alone, `shared` after reads by several, `written_by | tag` after its
+///    write) goes on; every other case calls the claims.
+struct ClaimView {
   static constexpr std::uint8_t touched = 1, written = 2;
-  std::uint8_t* bytes = nullptr;
+  static constexpr std::uint64_t shared = 0x3fff, written_by = 0x8000, state_bits = 0xffff;
+  std::uint8_t* marks = nullptr;
+  const std::atomic<std::uint64_t>* states = nullptr;
   std::size_t stride = 1;
   bool by_row = false;
 };
+/// The claim tag (worker + 1) of the run on this thread (see ClaimView).
+inline thread_local std::uint64_t t_claim_tag = 0;
 
 /// buffered: a delta written through a Buffer, which never creates dependences.
 enum class AccessMode : std::uint8_t { read, write, read_write, buffered };
@@ -63,10 +74,10 @@ class ArrayBase {
   /// accessors read directly (detail/cache_view.hpp); nullptr otherwise.
   const CacheView* cache_view() const { return cache_view_; }
   void set_cache_view(const CacheView* view) { cache_view_ = view; }
-  /// While a run marks its claims (see ClaimMarks); nullptr otherwise. The array's
-  /// storage then holds the whole array.
-  const ClaimMarks* claim_marks() const { return claim_marks_; }
-  void set_claim_marks(const ClaimMarks* marks) { claim_marks_ = marks; }
+  /// While a run claims this array's units in place (see ClaimView); nullptr
+  /// otherwise. The array's storage then holds the whole array.
+  const ClaimView* claim_view() const { return claim_view_; }
+  void set_claim_view(const ClaimView* view) { claim_view_ = view; }
   /// The number of dimensions (N of DistArray<T, N>).
   virtual int dimension_count() const = 0;
   virtual std::vector<std::int64_t> shape_vector() const = 0;
@@ -153,7 +164,7 @@ class ArrayBase {
   std::string name_;
   std::uint64_t version_ = 0;
   const CacheView* cache_view_ = nullptr;
-  const ClaimMarks* claim_marks_ = nullptr;
+  const ClaimView* claim_view_ = nullptr;
 };
 
 /// Receives the accesses of the loop running on this thread.
