@@ -12,11 +12,28 @@ namespace {
 // the whole); DistArray::sparse routes them to their owners. Sized at once: growing
 // it entry by entry held up to twice its size while copying.
 // With `release`, `all` (that vector) is released once the entries are made.
-DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vector<Rating>& all, const char* name,
-                                 std::vector<Rating>* release) {
+// This rank's share of `all`: all of it where the problem holds each rank's own
+// ratings, else a contiguous share.
+std::pair<std::int64_t, std::int64_t> share_of(Runtime& rt, const Problem& p, const std::vector<Rating>& all) {
   const auto n = static_cast<std::int64_t>(all.size());
-  const std::int64_t first = p.shared ? 0 : n * rt.rank() / rt.size();
-  const std::int64_t last = p.shared ? n : n * (rt.rank() + 1) / rt.size();
+  if (p.shared) return {0, n};
+  return {n * rt.rank() / rt.size(), n * (rt.rank() + 1) / rt.size()};
+}
+
+// Users balanced by their training ratings (collective), as a plan with one thread a
+// rank splits them: laying the loop out then moves neither R nor W. One rank: any.
+Partition users_balanced(Runtime& rt, const Problem& p) {
+  if (rt.size() == 1) return Partition::range(0);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(p.users), 0);
+  const auto [first, last] = share_of(rt, p, p.train);
+  for (std::int64_t k = first; k < last; ++k) ++counts[static_cast<std::size_t>(p.train[static_cast<std::size_t>(k)].user)];
+  rt.comm().allreduce(std::span(counts), ReduceOp::sum);
+  return Partition::balanced(0, std::move(counts));
+}
+
+DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vector<Rating>& all, const char* name,
+                                 std::vector<Rating>* release, const Partition& partition) {
+  const auto [first, last] = share_of(rt, p, all);
   std::vector<Entry<float, 2>> mine;
   mine.reserve(static_cast<std::size_t>(last - first));
   for (std::int64_t k = first; k < last; ++k) {
@@ -24,25 +41,27 @@ DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vecto
     mine.push_back({Index<2>{x.user, x.item}, x.value});
   }
   if (release) std::vector<Rating>().swap(*release);
-  auto a = DistArray<float, 2>::sparse(rt, {p.users, p.items}, std::move(mine));
+  auto a = DistArray<float, 2>::sparse(rt, {p.users, p.items}, std::move(mine), Duplicates::error, partition);
   a.set_name(name);
   return a;
 }
 
 // Options::state_per_row values per row, each Options::state_start (none: an empty array).
-DistArray<float, 2> step_state(Runtime& rt, std::int64_t rows, const Options& o, const char* name) {
+DistArray<float, 2> step_state(Runtime& rt, std::int64_t rows, const Options& o, const char* name,
+                               const Partition& partition) {
   const int S = o.state_per_row();
-  auto g = DistArray<float, 2>::fill(rt, {S > 0 ? rows : 0, std::max(S, 1)}, o.state_start());
+  auto g = DistArray<float, 2>::fill(rt, {S > 0 ? rows : 0, std::max(S, 1)}, o.state_start(),
+                                     S > 0 ? partition : Partition::range(0));
   g.set_name(name);
   return g;
 }
 
 DistArray<float, 2> initial_factors(Runtime& rt, std::int64_t rows, const Options& o, std::uint64_t seed,
-                                    const char* name) {
+                                    const char* name, const Partition& partition) {
   const int K = o.rank;
-  auto f = DistArray<float, 2>::generate(rt, {rows, K}, [&](const Index<2>& i) {
-    return initial_factor(seed, i[0], K, static_cast<int>(i[1]));
-  });
+  auto f = DistArray<float, 2>::generate(
+      rt, {rows, K}, [&](const Index<2>& i) { return initial_factor(seed, i[0], K, static_cast<int>(i[1])); },
+      partition);
   f.set_name(name);
   return f;
 }
@@ -61,12 +80,14 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, Problem* releasing, cons
     : rt_(rt),
       o_(options),
       data_parallel_(plan == analysis::Strategy::data_parallel),
-      R_(rating_array(rt, problem, problem.train, "R", releasing ? &releasing->train : nullptr)),
-      T_(rating_array(rt, problem, problem.test, "R_test", releasing ? &releasing->test : nullptr)),
-      W_(initial_factors(rt, problem.users, options, user_seed(options.seed), "W")),
-      H_(initial_factors(rt, problem.items, options, item_seed(options.seed), "H")),
-      GW_(step_state(rt, problem.users, options, "GW")),
-      GH_(step_state(rt, problem.items, options, "GH")),
+      by_users_(users_balanced(rt, problem)),
+      R_(rating_array(rt, problem, problem.train, "R", releasing ? &releasing->train : nullptr, by_users_)),
+      T_(rating_array(rt, problem, problem.test, "R_test", releasing ? &releasing->test : nullptr,
+                      Partition::range(0))),
+      W_(initial_factors(rt, problem.users, options, user_seed(options.seed), "W", by_users_)),
+      H_(initial_factors(rt, problem.items, options, item_seed(options.seed), "H", Partition::range(0))),
+      GW_(step_state(rt, problem.users, options, "GW", by_users_)),
+      GH_(step_state(rt, problem.items, options, "GH", Partition::range(0))),
       pass_loss_(rt) {
   // --order shuffled: each block's ratings in a seeded random order, closer to the
   // serial program's shuffled data; key order keeps rows in cache (faster).

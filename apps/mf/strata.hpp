@@ -56,6 +56,9 @@ class StrataMf {
   Options o_;
   LoopOptions loop_;
   bool data_parallel_ = false, explaining_ = false;
+  /// Users (and what follows them: R, W, GW) split by their ratings, as the plan
+  /// splits them with one thread a rank: the first call moves none of them.
+  Partition by_users_;
   DistArray<float, 2> R_, T_, W_, H_, GW_, GH_;
   std::unique_ptr<Buffer<float, 2>> hbuf_, ghbuf_;  // data-parallel variant only
   LoopReport report_;

@@ -122,8 +122,17 @@ class Distribution {
   int grid_rows() const { return grid_rows_; }
   int grid_cols() const { return grid_cols_; }
   std::string describe() const;
+  /// Whether the two place every index alike: a balanced range partition equals a
+  /// range partition with the bounds it resolved to.
   bool operator==(const Distribution& o) const {
-    return partition_ == o.partition_ && shape_ == o.shape_ && ranks_ == o.ranks_;
+    const Partition &a = partition_, &b = o.partition_;
+    if (a.kind() != b.kind() || a.dim() != b.dim() || shape_ != o.shape_ || ranks_ != o.ranks_) return false;
+    switch (a.kind()) {
+      case Partition::Kind::range: return bounds0_ == o.bounds0_;
+      case Partition::Kind::block2d: return a.dim1() == b.dim1() && bounds0_ == o.bounds0_ && bounds1_ == o.bounds1_;
+      case Partition::Kind::hash: return true;
+    }
+    return false;
   }
 
  private:
