@@ -6,6 +6,7 @@
 //   strata predict mf --model model --data pairs.txt --out predictions.txt
 //   strata plot a.csv b.csv -o both.svg
 #include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,9 +120,14 @@ int train(Runtime& rt, const TrainCommand& t) {
   recovery::CheckpointTimes ck = recovery::checkpoint_times(rt);
   for (double* v : {&ck.copy_seconds, &ck.commit_seconds, &ck.final_seconds, &ck.write_seconds})
     *v = rt.comm().allreduce(*v, ReduceOp::max);
+  // The peak resident set of the largest rank: what a machine must have per process.
+  rusage use{};
+  getrusage(RUSAGE_SELF, &use);
+  const double peak_mb = rt.comm().allreduce(static_cast<double>(use.ru_maxrss) / 1024.0, ReduceOp::max);
   if (!lead) return diverged.empty() ? 0 : 1;
   if (progress) progress->finish();
   std::printf("\n%s", pass_table(passes, t.app->unit).c_str());
+  std::printf("peak memory: %.1f MB (resident set of the largest of %d rank(s))\n", peak_mb, rt.size());
   const MetricsTable table = metrics_table(t, rt, passes);
   if (!t.metrics_path.empty()) {
     write_metrics_csv(t.metrics_path, table);
