@@ -39,7 +39,8 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   // the second pass when the analysis agrees.
   using analysis::Strategy;
   // (A spread plan records its elements over the whole space again: spread.hpp.)
-  const bool record_now = previous && previous->choice.strategy == Strategy::groups && stride == 1 && !previous->spread;
+  const bool record_now =
+      previous && previous->choice.strategy == Strategy::groups && stride == 1 && !previous->spread;
   const std::vector<std::uint64_t> hinted_rows = record_now ? row_keyed_arrays(*previous) : std::vector<std::uint64_t>{};
   const std::uint64_t layout_seen = given.array->structure_version();
   // Units are noted in the previous plan's table: split groups lock them.
