@@ -321,6 +321,8 @@ std::string Plan::explain() const {
                        split_groups, split_iterations, split ? ownership->lockable_units() : 0);
   out += fmt::format("  load imbalance (slowest worker / mean): {:.3f}\n", imbalance);
   out += fmt::format("  bytes moved between ranks per pass: {}\n", bytes_per_pass);
+  if (ranks > 1)
+    out += fmt::format("  bytes the ranks sent each other in the last run (measured): {}\n", last_bytes_moved);
   out += fmt::format("  reconnaissance: {:.3f} s ({} accesses recorded{}); planning: {:.3f} s\n", recon_seconds,
                      recon_accesses,
                      recon_stride > 1 ? fmt::format(" in a sample of 1 in {} iterations; the first run checks every "

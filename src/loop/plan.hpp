@@ -109,6 +109,7 @@ struct Plan {
   std::int64_t groups = 0;
   double imbalance = 1.0;       ///< slowest worker's iterations / mean
   std::int64_t bytes_per_pass = 0;  ///< bytes moved between ranks per pass: travelling rows, replicas
+  std::int64_t last_bytes_moved = 0;  ///< bytes the ranks sent each other in the last run (measured, summed)
 
   /// The reconnaissance pass visited every recon_stride-th iteration. Until its first
   /// run has checked every access against the plan, a plan from a sample is

@@ -38,6 +38,7 @@ LoopReport ReportAccess::make(std::shared_ptr<const Plan> plan) {
     r.split_iterations = p.split_iterations;
     r.imbalance = p.imbalance;
     r.bytes_per_pass = p.bytes_per_pass;
+    r.bytes_moved = p.last_bytes_moved;
     r.recon_stride = p.recon_stride;
     r.recon_accesses = p.recon_accesses;
     r.verified = p.verified;

@@ -153,6 +153,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   const SpaceView space = run_view(plan, given);
   Runtime& rt = *space.rt;
   const auto run_start = std::chrono::steady_clock::now();
+  const std::uint64_t sent_before = rt.comm().stats().bytes_sent;
   if (plan.packed.empty()) pack_records(space, body, plan);
   // The copies are refreshed only when the elements changed since they were made
   // (a sequential fingerprint costs far less than gathering them again).
@@ -286,7 +287,8 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       whole.reset();
     }
     plan.last_run_seconds = seconds_since(run_start);
-    rt.comm().barrier();
+    const auto sent = static_cast<std::int64_t>(rt.comm().stats().bytes_sent - sent_before);
+    plan.last_bytes_moved = rt.size() > 1 ? rt.comm().allreduce(sent, ReduceOp::sum) : 0;  // a collective: the barrier
     remember_versions(plan);
     return failure;
   };

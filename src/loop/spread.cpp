@@ -142,14 +142,15 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   auto hosted = std::make_shared<HostedSpace>();
   keep_only(*hosted, whole, std::move(mine), static_cast<std::size_t>(space.dims), space.elem_size);
   plan.hosted = std::move(hosted);
-  // Each call: the touched arrays whole to every other rank, and the units each writes.
+  // Each call, summed over ranks: every rank's part of each touched array to every
+  // other rank, and (at most) every unit of a written array to every other rank.
   plan.bytes_per_pass = 0;
   for (const auto& role : plan.roles)
     if (role.read || role.written)
       if (const auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
         std::int64_t bytes = static_cast<std::int64_t>(a->element_size());
         for (const auto e : a->shape_vector()) bytes *= e;
-        plan.bytes_per_pass += bytes * (plan.ranks - 1) + (role.written ? bytes * (plan.ranks - 1) / plan.ranks : 0);
+        plan.bytes_per_pass += bytes * (plan.ranks - 1) * (role.written ? 2 : 1);  // at most: every unit written
       }
   return thread_of;
 }

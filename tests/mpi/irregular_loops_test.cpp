@@ -166,6 +166,8 @@ void embedding_probe(bool checked) {
       // share: 32 to 64 groups over as many as 12 workers do not balance finely).
       const auto per_rank = iterations_per_rank(E, report);
       for (const auto count : per_rank) EXPECT_GT(count * rt().size(), E.nnz() / 2) << report.explain();
+      // The rows travel whole to every rank and the written ones come back: measured.
+      EXPECT_EQ(report.bytes_moved > 0, rt().size() > 1) << report.explain();
     }
     for (const auto& e : equivalent_order(E, report))
       embed_step(row(e[0]), row(e[1]), row(negative_of(e[0], e[1], epoch)));

@@ -58,6 +58,8 @@ class LoopReport {
   /// Bytes moved between ranks per pass: rows travelling with time blocks, copies of
   /// read-only arrays.
   std::int64_t bytes_per_pass = 0;
+  /// Bytes the ranks sent each other during the plan's last run, measured (all ranks).
+  std::int64_t bytes_moved = 0;
 
   /// The reconnaissance pass visited 1 in `recon_stride` iterations and recorded
   /// `recon_accesses` accesses (summed over ranks).
