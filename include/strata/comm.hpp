@@ -7,6 +7,7 @@
 // same calls in the same order.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -93,6 +94,11 @@ class Comm {
   virtual void abort(int exit_code) = 0;
 
   const CommStats& stats() const { return stats_; }
+  /// Every byte this rank has sent: collectives (stats) and the point-to-point
+  /// messages threads send at once (isend, mail), counted atomically.
+  std::uint64_t bytes_sent_total() const {
+    return stats_.bytes_sent + sent_by_threads_.load(std::memory_order_relaxed);
+  }
 
   // Typed conveniences.
   template <class T, std::size_t E>
@@ -144,6 +150,7 @@ class Comm {
 
  protected:
   CommStats stats_;
+  std::atomic<std::uint64_t> sent_by_threads_{0};
 };
 
 struct CommOptions {

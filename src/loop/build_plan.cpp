@@ -83,7 +83,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     std::optional<std::vector<std::int32_t>> spread;
     if (plan->spread) {
       spread = spread_groups(*plan, space, body, row_keyed);
-      if (!spread) {  // one group too large to spread: it is split over rank 0's threads instead
+      if (!spread) {  // better gathered (spread.hpp): a group to split over rank 0's threads, say
         plan->spread = false;
         gather_on_rank0(*plan, *space.array);
         space = given.refreshed();

@@ -101,11 +101,14 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
       // Every rank decides alike, on the slowest rank's times.
       const double call = rt.comm().allreduce(seconds_since(call_start), ReduceOp::max);
       const double run = rt.comm().allreduce(plan->last_run_seconds, ReduceOp::max);
-      if (plan->changed_calls >= 2 && call > run * plan->threads)
+      // A serial run is one thread of one rank: it does the work of all the workers
+      // that ran the groups (a spread plan's ranks too).
+      const int sharing = plan->spread ? plan->workers : plan->threads;
+      if (plan->changed_calls >= 2 && call > run * sharing)
         plan->go_serial = fmt::format(
             "its conflict groups changed at each of the last {} calls, and planning them again made a call "
             "take {:.3f} s where one thread would take about {:.3f} s",
-            plan->changed_calls, call, run * plan->threads);
+            plan->changed_calls, call, run * sharing);
       return plan;
     }
     before.restore();

@@ -119,8 +119,9 @@ void OwnershipTable::detach_views() {
 }
 
 void OwnershipTable::reset() {
-  if (!marks_.empty()) return std::fill(marks_.begin(), marks_.end(), 0);
-  for (auto& s : states_) s.store(0, std::memory_order_relaxed);
+  if (!marks_.empty()) std::fill(marks_.begin(), marks_.end(), 0);
+  else
+    for (auto& s : states_) s.store(0, std::memory_order_relaxed);
 }
 
 bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag) {

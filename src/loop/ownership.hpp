@@ -108,7 +108,6 @@ class OwnershipTable {
   /// Per tracked array, in table order. Lockable units are not reported (a plan with
   /// split groups runs on one rank).
   std::vector<WrittenUnits> written_units() const;
-  std::size_t tracked_arrays() const { return arrays_.size(); }
   /// Whether this rank's run touched (read or wrote) unit `unit` of tracked array `k`.
   bool touched(std::size_t k, std::uint64_t unit) const {
     const std::size_t at = arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride;

@@ -236,7 +236,7 @@ std::string validity(const Plan& p) {
   std::string out;
   if (p.ownership)
     out += fmt::format("  validity: the conflict groups hold for the elements recorded when the loop was planned; "
-                       "every run claims each element of {} it touches, and a run in which two {}' claims "
+                       "every run claims each element of {} it touches, and a run in which the claims of two {} "
                        "conflict is undone and the loop planned again ({} run(s) checked so far)\n",
                        p.ownership->describe(), p.spread ? "workers (threads or ranks)" : "threads",
                        p.revalidated_runs);

@@ -146,6 +146,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
                      bool verify) {
   // Groups spread over the ranks run on their hosted iterations, and always claim
   // what they touch: the claims say which units each rank wrote (spread.hpp).
+  const std::uint64_t sent_before = given.rt->comm().bytes_sent_total();
   if (plan.hosted) {
     refresh_hosted(*plan.hosted, given.refreshed());
     verify = verify || plan.ownership != nullptr;
@@ -153,7 +154,6 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   const SpaceView space = run_view(plan, given);
   Runtime& rt = *space.rt;
   const auto run_start = std::chrono::steady_clock::now();
-  const std::uint64_t sent_before = rt.comm().stats().bytes_sent;
   if (plan.packed.empty()) pack_records(space, body, plan);
   // The copies are refreshed only when the elements changed since they were made
   // (a sequential fingerprint costs far less than gathering them again).
@@ -287,7 +287,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       whole.reset();
     }
     plan.last_run_seconds = seconds_since(run_start);
-    const auto sent = static_cast<std::int64_t>(rt.comm().stats().bytes_sent - sent_before);
+    const auto sent = static_cast<std::int64_t>(rt.comm().bytes_sent_total() - sent_before);
     plan.last_bytes_moved = rt.size() > 1 ? rt.comm().allreduce(sent, ReduceOp::sum) : 0;  // a collective: the barrier
     remember_versions(plan);
     return failure;

@@ -43,10 +43,6 @@ void SplitGroups::reset(int threads) {
 
 namespace {
 
-// A group is split when it holds more than this many times a thread's share: below
-// it, running it whole costs less imbalance than its locks cost time.
-constexpr double kSplitAbove = 1.1;
-
 // Whether `plan` may split groups on this rank: several threads, a table to lock in
 // whose units fit the 32-bit lock lists, the unit of every access, no relaxed arrays
 // (their clocks have their own order) and no ordered loop (splitting reorders).

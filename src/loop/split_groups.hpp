@@ -45,6 +45,10 @@ namespace strata::loop {
 
 struct Plan;
 
+/// A group is split when it holds more than this many times a thread's share: below
+/// it, running it whole costs less imbalance than its locks cost time.
+inline constexpr double kSplitAbove = 1.1;
+
 /// A plan's split groups on this rank: what each iteration locks, and the tickets of
 /// the last run.
 struct SplitGroups {

@@ -11,7 +11,9 @@
 #include "analysis/conflict_groups.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
+#include "loop/split_groups.hpp"
 #include "strata/error.hpp"
+#include "strata/random.hpp"
 
 namespace strata::loop {
 
@@ -124,18 +126,30 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   }
   const auto g = analysis::conflict_groups(n, accesses);
   accesses = {};
+  // A group rank 0's threads would split (split_groups.cpp: above 1.1x a thread's
+  // share) runs faster split there than whole on one worker.
   const std::int64_t largest = g.group_size.empty() ? 0 : *std::max_element(g.group_size.begin(), g.group_size.end());
-  if (T > 1 && largest * T > n) return std::nullopt;
+  const bool gather = T > 1 && static_cast<double>(largest) > kSplitAbove * static_cast<double>(n) / T;
   const auto worker_of = analysis::pack_groups(g.group_size, W);
   std::vector<std::int64_t> load(static_cast<std::size_t>(W), 0), mine;
   std::vector<std::int32_t> thread_of;
+  std::uint64_t placement = 0;  // a hash of every iteration's worker
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int32_t w = worker_of[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])];
     ++load[static_cast<std::size_t>(w)];
+    placement = mix64(placement ^ static_cast<std::uint64_t>(w));
     if (w / T != rt.rank()) continue;
     mine.push_back(i);
     thread_of.push_back(w % T);
   }
+  // Every rank placed the iterations by its own pass: they must agree, or an
+  // iteration would run twice or nowhere (a body whose subscripts its pass cannot
+  // replay, driver variables that differ between ranks). Otherwise rank 0 runs all.
+  Comm& comm = rt.comm();
+  const auto signed_hash = static_cast<std::int64_t>(placement >> 1);
+  const bool agree = comm.allreduce(signed_hash, ReduceOp::max) == comm.allreduce(signed_hash, ReduceOp::min) &&
+                     comm.allreduce(static_cast<std::int64_t>(mine.size()), ReduceOp::sum) == n;
+  if (gather || !agree) return std::nullopt;
   plan.groups = g.count;
   const std::int64_t most = *std::max_element(load.begin(), load.end());
   plan.imbalance = n > 0 ? static_cast<double>(most) * W / static_cast<double>(n) : 1.0;
@@ -169,12 +183,17 @@ SpaceView run_view(const Plan& plan, const SpaceView& given) {
 }
 
 WholeCopies::WholeCopies(const Plan& plan) {
-  for (const auto& role : plan.roles)
-    if (role.read || role.written)
-      if (auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
-        a->travel_begin();
-        arrays_.push_back(a);
-      }
+  try {
+    for (const auto& role : plan.roles)
+      if (role.read || role.written)
+        if (auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
+          a->travel_begin();
+          arrays_.push_back(a);
+        }
+  } catch (...) {  // those copied go back to their parts (the destructor will not run)
+    for (auto* a : arrays_) a->travel_drop();
+    throw;
+  }
 }
 
 WholeCopies::~WholeCopies() {
@@ -198,11 +217,9 @@ std::string WholeCopies::merge(Runtime& rt, const OwnershipTable& table) {
   }
   std::vector<Bytes> parts = rt.comm().allgatherv(mine);
   std::string conflict;
-  merged_bytes_ = 0;
   for (int q = 0; q < rt.size(); ++q) {
     if (q == rt.rank()) continue;
     const Bytes& part = parts[static_cast<std::size_t>(q)];
-    merged_bytes_ += static_cast<std::int64_t>(part.size());
     std::size_t at = 0;
     for (std::size_t k = 0; k < written.size(); ++k) {
       std::uint64_t count;

@@ -22,9 +22,11 @@
 //
 // A plan is spread when the body takes its element by value (the work records carry
 // copies, so the hosted elements are never written), every array it touches in place
-// is dense, it reads no relaxed array and is not ordered. One group larger than what
-// a rank's threads could share on rank 0 (more than 1/threads of the loop) is better
-// split over those threads: such a plan is gathered on rank 0 instead (split_groups.hpp).
+// is dense, it reads no relaxed array, is not ordered and its space has at most 4
+// dimensions. A group rank 0's threads would split (split_groups.hpp: above 1.1x a
+// thread's share) runs faster split there: such a plan is gathered on rank 0 instead,
+// as is one whose ranks placed the iterations differently (a body whose subscripts
+// its reconnaissance cannot replay, driver variables that differ between ranks).
 //
 // Memory: every rank holds every touched array whole during a call (the price of
 // moving data by group without a partition that follows the groups).
@@ -63,7 +65,7 @@ bool can_spread(const Plan& plan, const SpaceView& space, const LoopBody& body);
 /// Collective. Hosts the whole space on every rank, records every iteration's
 /// accesses with the arrays copied whole, and places the groups on every rank's
 /// workers (plan.groups, plan.imbalance). Sets plan.hosted to this rank's iterations
-/// and returns each one's thread; nothing when one group is too large to spread.
+/// and returns each one's thread; nothing when the plan is better gathered (above).
 std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceView& space, const LoopBody& body,
                                                        const std::vector<std::uint64_t>& row_keyed);
 
@@ -87,12 +89,9 @@ class WholeCopies {
   /// the units they wrote; each applies the others'. Returns "" or the first conflict
   /// between ranks (a unit one rank wrote that another touched), the same on every rank.
   std::string merge(Runtime& rt, const OwnershipTable& table);
-  /// Bytes this rank received in the last merge.
-  std::int64_t merged_bytes() const { return merged_bytes_; }
 
  private:
   std::vector<strata::detail::ArrayBase*> arrays_;
-  std::int64_t merged_bytes_ = 0;
 };
 
 }  // namespace detail

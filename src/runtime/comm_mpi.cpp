@@ -154,6 +154,7 @@ class MpiComm final : public Comm {
   void isend(std::span<const std::byte> data, int dest, int tag) override {
     std::vector<MPI_Request>& mine = pending_sends();
     post_chunks_on(p2p_, const_cast<std::byte*>(data.data()), data.size(), dest, tag, true, mine);
+    sent_by_threads_.fetch_add(data.size(), std::memory_order_relaxed);
   }
 
   void recv(std::span<std::byte> data, int src, int tag, const std::string& what) override {
@@ -172,6 +173,7 @@ class MpiComm final : public Comm {
     if (message.size() > static_cast<std::size_t>(INT_MAX))
       throw CommError(fmt::format("mail to rank {}", dest), rank_,
                       fmt::format("a message of {} bytes is larger than one MPI message can be", message.size()));
+    sent_by_threads_.fetch_add(message.size(), std::memory_order_relaxed);
     mail_out_.push_back({std::move(message), MPI_REQUEST_NULL});
     auto& m = mail_out_.back();
     check(MPI_Isend(m.data.data(), static_cast<int>(m.data.size()), MPI_BYTE, dest, 0, mail_, &m.request),

@@ -411,6 +411,30 @@ TEST(IrregularLoops, SubscriptsFromAnotherArraySpreadOverRanks) {
   }
 }
 
+// Subscripts from a driver variable that differs between ranks: each rank's pass
+// finds other groups, so they cannot share the iterations out (an iteration would
+// run twice or nowhere). The plan is gathered on rank 0, whose run is the result.
+TEST(IrregularLoops, RanksThatPlaceIterationsDifferentlyGatherOnRankZero) {
+  const std::int64_t n = 4000, slots = 200;
+  auto x = DistArray<double, 1>::fill(rt(), {n}, 0.5);
+  auto acc = DistArray<double, 1>::fill(rt(), {slots}, 1.0);
+  const std::uint64_t salt = 17 + static_cast<std::uint64_t>(rt().rank());
+  auto body = [&](const Index<1>& i, double v) {
+    const std::int64_t t = hashed_slot(i[0], slots, salt);
+    acc[t] = acc[t] * 0.5 + v * double(i[0] % 3);
+  };
+  const LoopReport report = parallel_for(x, body);
+  ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+  EXPECT_FALSE(report.spread) << report.explain();
+  EXPECT_EQ(report.gathered, rt().size() > 1) << report.explain();
+  std::vector<double> ref(static_cast<std::size_t>(slots), 1.0);
+  for (const auto& i : equivalent_order(x, report)) {  // rank 0's subscripts
+    auto& a = ref[static_cast<std::size_t>(hashed_slot(i[0], slots, 17))];
+    a = a * 0.5 + 0.5 * double(i[0] % 3);
+  }
+  EXPECT_EQ(acc.gather(), ref);
+}
+
 // Groups plans visit iterations in a seeded shuffled order by default, key order
 // on request; either way the run equals its equivalent order.
 TEST(IrregularLoops, GroupsOrderIsShuffledUnlessKeyOrderIsAsked) {
