@@ -26,7 +26,8 @@ Partition users_balanced(Runtime& rt, const Problem& p) {
   if (rt.size() == 1) return Partition::range(0);
   std::vector<std::int64_t> counts(static_cast<std::size_t>(p.users), 0);
   const auto [first, last] = share_of(rt, p, p.train);
-  for (std::int64_t k = first; k < last; ++k) ++counts[static_cast<std::size_t>(p.train[static_cast<std::size_t>(k)].user)];
+  for (std::int64_t k = first; k < last; ++k)
+    ++counts[static_cast<std::size_t>(p.train[static_cast<std::size_t>(k)].user)];
   rt.comm().allreduce(std::span(counts), ReduceOp::sum);
   return Partition::balanced(0, std::move(counts));
 }

@@ -361,12 +361,11 @@ class DistArray : public detail::ArrayBase {
         unit = unit * static_cast<std::size_t>(shape_[d]) + static_cast<std::size_t>(i[d]);
       const bool write = mode != detail::AccessMode::read;
       if (v->marks) {
-        v->marks[unit * v->stride] |= write ? View::touched | View::written : View::touched;
+        v->marks[unit * v->stride] |= View::mark_of(write);
         return;
       }
-      const std::uint64_t now = v->states[unit * v->stride].load(std::memory_order_relaxed) & View::state_bits;
-      const std::uint64_t tag = detail::t_claim_tag;
-      if (now == (View::written_by | tag) || (!write && (now == tag || now == View::shared))) [[likely]]
+      const std::uint64_t word = v->states[unit * v->stride].load(std::memory_order_relaxed);
+      if (View::holds(word, detail::t_claim_tag, write)) [[likely]]
         return;
     }
     detail::t_claims->claim(*this, i, whole_last, mode);

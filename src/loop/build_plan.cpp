@@ -118,7 +118,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     // Slowest worker over the mean of all workers: the idle ranks of a gathered plan count.
     plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
   }
-  fill_work_lists(*plan, plan->hosted ? plan->hosted->view(space) : space, options, group_thread, steps);
+  fill_work_lists(*plan, run_view(*plan, space), options, group_thread, steps);
   if (plan->split) plan->split->arrange(plan->work);
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;

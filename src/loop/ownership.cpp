@@ -89,9 +89,7 @@ std::vector<OwnershipTable::WrittenUnits> OwnershipTable::written_units() const 
                    t.array->element_size() * (t.by_row ? static_cast<std::size_t>(t.shape.back()) : 1), t.by_row, {}};
     for (std::size_t k = 0; k < t.count; ++k) {
       const std::size_t at = t.first + k * t.stride;
-      const bool written = marks_.empty() ? (state_of(states_[at].load(std::memory_order_relaxed)) & kWritten) != 0
-                                          : (marks_[at] & kMarkWritten) != 0;
-      if (!lockable_[at] && written) w.units.push_back(k);
+      if (!lockable_[at] && (seen(at) & strata::detail::ClaimView::written)) w.units.push_back(k);
     }
     out.push_back(std::move(w));
   }

@@ -110,8 +110,7 @@ class OwnershipTable {
   std::vector<WrittenUnits> written_units() const;
   /// Whether this rank's run touched (read or wrote) unit `unit` of tracked array `k`.
   bool touched(std::size_t k, std::uint64_t unit) const {
-    const std::size_t at = arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride;
-    return marks_.empty() ? state_of(states_[at].load(std::memory_order_relaxed)) != 0 : marks_[at] != 0;
+    return seen(arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride) != 0;
   }
   /// One worker claims everything on this rank (a spread plan with one thread a
   /// rank): nothing can conflict within the rank, so claims only mark what the run
@@ -189,10 +188,8 @@ class OwnershipTable {
   static std::uint64_t state_of(std::uint64_t word) { return word & 0xffff; }
   static std::uint64_t tag_of(int worker) { return static_cast<std::uint64_t>(worker + 1); }
 
-  static constexpr std::uint8_t kMarkTouched = strata::detail::ClaimView::touched;
-  static constexpr std::uint8_t kMarkWritten = strata::detail::ClaimView::written;
   void mark(const Tracked& t, std::size_t unit, bool one_unit, bool write) {
-    const auto m = static_cast<std::uint8_t>(write ? kMarkTouched | kMarkWritten : kMarkTouched);
+    const std::uint8_t m = strata::detail::ClaimView::mark_of(write);
     if (one_unit) [[likely]] {
       marks_[t.first + unit * t.stride] |= m;
       return;
@@ -200,10 +197,16 @@ class OwnershipTable {
     const auto width = static_cast<std::size_t>(t.shape.back());  // a whole row of an array tracked by element
     for (std::size_t k = 0; k < width; ++k) marks_[t.first + (unit * width + k) * t.stride] |= m;
   }
+  /// What this rank's run did to the unit at `at` (ClaimView's touched / written bits),
+  /// from its marks or its claim word.
+  std::uint8_t seen(std::size_t at) const {
+    if (!marks_.empty()) return marks_[at];
+    const std::uint64_t state = state_of(states_[at].load(std::memory_order_relaxed));
+    return state == 0 ? 0 : strata::detail::ClaimView::mark_of((state & kWritten) != 0);
+  }
   bool claim_unit(std::size_t unit, bool write, std::uint64_t tag) {
     // Already held as this access needs it (the common case): no write to shared memory.
-    const std::uint64_t now = state_of(states_[unit].load(std::memory_order_relaxed));
-    if (now == (kWritten | tag) || (!write && (now == tag || now == kShared))) [[likely]]
+    if (strata::detail::ClaimView::holds(states_[unit].load(std::memory_order_relaxed), tag, write)) [[likely]]
       return true;
     return take_unit(unit, write, tag);
   }

@@ -147,8 +147,9 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // Groups spread over the ranks run on their hosted iterations, and always claim
   // what they touch: the claims say which units each rank wrote (spread.hpp).
   const std::uint64_t sent_before = given.rt->comm().bytes_sent_total();
+  bool hosted_changed = false;
   if (plan.hosted) {
-    refresh_hosted(*plan.hosted, given.refreshed());
+    hosted_changed = refresh_hosted(*plan.hosted, given.refreshed());
     verify = verify || plan.ownership != nullptr;
   }
   const SpaceView space = run_view(plan, given);
@@ -157,8 +158,9 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   if (plan.packed.empty()) pack_records(space, body, plan);
   // The copies are refreshed only when the elements changed since they were made
   // (a sequential fingerprint costs far less than gathering them again).
-  bool refresh = false;
-  if (body.reads_only) {
+  // (Hosted elements change only when refresh_hosted copies them again.)
+  bool refresh = hosted_changed;
+  if (body.reads_only && !plan.hosted) {
     const auto fp = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * space.elem_size});
     refresh = fp != plan.packed_fingerprint;
     plan.packed_fingerprint = fp;

@@ -51,6 +51,14 @@ struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
 struct ClaimView {
   static constexpr std::uint8_t touched = 1, written = 2;
   static constexpr std::uint64_t shared = 0x3fff, written_by = 0x8000, state_bits = 0xffff;
+  /// The bits a mark of an access sets.
+  static constexpr std::uint8_t mark_of(bool write) { return write ? touched | written : touched; }
+  /// Whether the worker of `tag` already holds a unit whose claim word is `word` as an
+  /// access that writes (or only reads) needs: the claim then changes nothing.
+  static constexpr bool holds(std::uint64_t word, std::uint64_t tag, bool write) {
+    const std::uint64_t state = word & state_bits;
+    return state == (written_by | tag) || (!write && (state == tag || state == shared));
+  }
   std::uint8_t* marks = nullptr;
   const std::atomic<std::uint64_t>* states = nullptr;
   std::size_t stride = 1;
