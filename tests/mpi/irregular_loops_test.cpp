@@ -411,6 +411,26 @@ TEST(IrregularLoops, SubscriptsFromAnotherArraySpreadOverRanks) {
   }
 }
 
+// A spread plan runs on its own copy of the iterations: when the driver changes the
+// space's elements between calls, the copy follows them.
+TEST(IrregularLoops, SpreadPlanSeesTheSpacesNewElements) {
+  const std::int64_t n = 3000, slots = 150;
+  auto x = DistArray<double, 1>::fill(rt(), {n}, 0.25);
+  auto acc = DistArray<double, 1>::zeros(rt(), {slots});
+  auto body = [&](const Index<1>& i, double v) { acc[hashed_slot(i[0], slots, 5)] += v * double(1 + i[0] % 4); };
+  std::vector<double> ref(static_cast<std::size_t>(slots), 0.0);
+  for (int call = 0; call < 3; ++call) {
+    if (call == 2) parallel_for(x, [](const Index<1>& i, double& v) { v = 0.5 + 0.01 * double(i[0] % 7); });
+    const LoopReport report = parallel_for(x, body);
+    EXPECT_EQ(report.spread, rt().size() > 1) << report.explain();
+    const auto xs = x.gather();
+    for (const auto& i : equivalent_order(x, report))
+      ref[static_cast<std::size_t>(hashed_slot(i[0], slots, 5))] +=
+          xs[static_cast<std::size_t>(i[0])] * double(1 + i[0] % 4);
+    ASSERT_EQ(acc.gather(), ref) << "call " << call;
+  }
+}
+
 // Subscripts from a driver variable that differs between ranks: each rank's pass
 // finds other groups, so they cannot share the iterations out (an iteration would
 // run twice or nowhere). The plan is gathered on rank 0, whose run is the result.
