@@ -6,11 +6,7 @@
 # `mpiexec` (MPIEXEC, or mpirun), `fail MESSAGE` (counted in `failures`) and
 # `run ARGS...` (the probe on NP ranks).
 set -uo pipefail
-probe=$1
-dir=$2
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$1" "$2"
+probe=$strata
 np=$3
-mpiexec=${MPIEXEC:-mpirun}
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 run() { "$mpiexec" -np "$np" "$probe" "$@"; }

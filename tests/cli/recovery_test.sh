@@ -7,12 +7,7 @@
 # one clear line; nothing is loaded then. Two runs with the same seed agree bit for bit.
 #   recovery_test.sh STRATA_BINARY SCRATCH_DIR
 set -uo pipefail
-strata=$1
-dir=$2
-mpiexec=${MPIEXEC:-mpirun}
-rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" "$@"
 
 # Passes of about 0.1 s on two quiet cores (the training loop alone 0.08 s; longer
 # under load or the sanitizers), so a kill made within 10 ms of pass 2's progress line
@@ -254,5 +249,4 @@ for how in background inline; do
   [ -z "$(ls full-$how)" ] || fail "unwritable checkpoint ($how) left $(ls full-$how)"
 done
 
-echo "recovery_test: $failures failure(s)"
-[ "$failures" -eq 0 ]
+finish
