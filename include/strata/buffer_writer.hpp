@@ -63,6 +63,7 @@ class BufferWriter {
     if (fold) {
       fold_ = static_cast<value_type*>(fold->block);
       fold_held_ = keep_ ? fold->held : nullptr;  // fold_only: the values hold every unit
+      fold_written_ = fold->written;
     }
     fast_ = true;
   }
@@ -154,6 +155,7 @@ class BufferWriter {
   [[gnu::always_inline]] value_type* fold_unit(std::int64_t k) const {
     const auto u = static_cast<std::uint64_t>(rank == 1 ? k : k / static_cast<std::int64_t>(row_length_));
     if (fold_held_ && !(fold_held_[u / 64] >> (u % 64) & 1)) return nullptr;
+    detail::CacheView::note_written(fold_written_, u);
     return fold_ + (rank == 1 ? k : static_cast<std::int64_t>(u * row_length_));
   }
   // An element: an atomic add for a number, a plain one for a row struct.
@@ -194,6 +196,7 @@ class BufferWriter {
   std::size_t row_length_ = 1;
   value_type* fold_ = nullptr;                 // Hybrid: the cache block laid out like the array
   const std::uint64_t* fold_held_ = nullptr;   // its held bits (nullptr: every unit)
+  std::uint8_t* fold_written_ = nullptr;       // a replica's written units (CacheView::written)
   bool keep_ = true;                           // false: a fold is the whole add (ElementOps::fold_only)
   bool fast_ = false;                          // false: every add takes Buffer::add
 };

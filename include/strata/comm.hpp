@@ -61,7 +61,11 @@ class Comm {
   /// send[r] goes to rank r; returns recv where recv[r] came from rank r.
   virtual std::vector<Bytes> alltoallv(const std::vector<Bytes>& send) = 0;
   /// Every rank contributes one buffer; every rank receives all of them, in rank order.
-  virtual std::vector<Bytes> allgatherv(std::span<const std::byte> mine) = 0;
+  std::vector<Bytes> allgatherv(std::span<const std::byte> mine);
+  /// allgatherv on the caller's buffers (size() of them): parts[rank()] is this rank's
+  /// contribution and stays; every other part is replaced by that rank's, reusing its
+  /// storage, so a loop that exchanges about as much each time allocates nothing.
+  virtual void allgatherv_in_place(std::vector<Bytes>& parts) = 0;
 
   // ---- point-to-point (thread-safe; for executors moving blocks between ranks) ----
   // These use their own communication context, apart from the collectives, and may

@@ -126,6 +126,9 @@ inline Consistency hybrid() {
 /// What a relaxed table did, summed over its loop calls on this rank.
 struct RelaxedStats {
   std::int64_t clocks = 0;          ///< clocks ticked
+  /// Of clocks: ticked with every rank holding the whole array (Hybrid or read-my-writes
+  /// at staleness 0 on several ranks, each rank reading most of it: docs/relaxed_rows.md).
+  std::int64_t replica_clocks = 0;
   std::int64_t cache_reads = 0;     ///< reads served by the static cache
   std::int64_t dynamic_reads = 0;   ///< reads outside the recorded read set (one request each)
   std::int64_t learned_units = 0;   ///< units added to the read set because they were read dynamically

@@ -11,6 +11,7 @@
 //   table_owner.cpp   the message protocol and the owner side (the Postman's thread)
 //   table_reader.cpp  reads: the cache, the dynamic path, logged reads
 //   table_outbox.cpp  managed communication: the pump, as the table runs it
+//   table_replica.cpp a Hybrid table on several ranks as a whole replica per rank
 //   managed_outbox.cpp the outbox: bucket, timing, ranking (managed_outbox.hpp)
 //   postman.cpp, consistency.cpp, buffer_registry.cpp: the communication thread,
 //                     consistency checks, Buffers by array id
@@ -277,6 +278,12 @@ class Table final : public detail::RelaxedBase {
   // table_outbox.cpp
   void pump();
 
+  // table_replica.cpp
+  bool may_replicate() const;
+  void replica_fill();
+  void replica_tick(std::int64_t clock);
+  void replica_end();
+
   detail::ArrayBase& target_;
   Runtime& rt_;
   ElementOps& ops_;
@@ -311,6 +318,18 @@ class Table final : public detail::RelaxedBase {
   // own values. The rank's threads apply each clock while stopped (apply_own), so no
   // read sees a value change, and a copy would cost a write per change and the memory.
   bool direct_ = false;
+  // Several ranks, Hybrid or read-my-writes at staleness 0, every rank reading most
+  // of the array (table_replica.cpp): block_ caches every unit and is the rank's
+  // replica; adds fold into it only, and a clock exchanges what each replica changed.
+  bool replica_ = false;
+  Bytes snapshot_;  // the replica's values as of the last clock, the same on every rank
+  // A replica clock's exchange, kept between clocks so that clocks allocate nothing.
+  struct ReplicaExchange {
+    std::vector<Bytes> parts;            // per rank: its changes (count, differences, units)
+    std::vector<std::int64_t> changed;   // units some replica changed
+    std::vector<std::uint8_t> touched;   // per unit: in `changed`
+    std::vector<std::uint8_t> written;   // per unit: folded into since the last clock (CacheView::written)
+  } exchange_;
   detail::CacheView view_;  // block_ as reads find units in it (set by lay_out)
 
   // Reader side, loop threads (tick runs while the rank's threads are stopped).

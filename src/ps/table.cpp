@@ -127,23 +127,26 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
     for (int q = 0; q < rt_.size(); ++q) blocks[static_cast<std::size_t>(q)] = snapshot_for(q);
     const auto filled = rt_.comm().alltoallv(blocks);
     for (int o = 0; o < rt_.size(); ++o) store_block(o, filled[static_cast<std::size_t>(o)]);
+    if (replica_) replica_fill();
   }
   for (auto& c : counters_) c = Counters{};
   if (logging_) log_.begin(rt_.threads(), managed_);
   if (managed_) outbox_->begin_run(std::chrono::steady_clock::now());
   ops_.folding = consistency_.folds();
-  ops_.fold_only = ops_.folding && direct_;
+  ops_.fold_only = ops_.folding && (direct_ || replica_);
   // A one-rank job without managed communication gets no messages but its own
   // dynamic reads, which wake the Postman when sent: it need not poll (its polls
-  // would take a loop thread's share of a core).
-  polled_ = rt_.size() > 1 || managed_;
+  // would take a loop thread's share of a core). Nor do replicas, which exchange
+  // their changes in a collective and never miss.
+  polled_ = (rt_.size() > 1 && !replica_) || managed_;
   if (polled_) postman_->begin_use();
 }
 
 void Table::end_run() {
   ops_.folding = ops_.fold_only = false;
   if (managed_) outbox_->end_run(std::chrono::steady_clock::now(), stats_);
-  {
+  if (replica_) replica_end();
+  else {
     std::unique_lock lock(mu_);
     wait_for(lock, fmt::format("relaxed array {}: the owners applying the last clock", label()), [&] {
       if (next_apply_ < clocks_) return false;

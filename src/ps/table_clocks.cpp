@@ -56,6 +56,7 @@ void Table::refold_own(std::int64_t take) {
 }
 
 void Table::tick(std::int64_t clock) {
+  if (replica_) return replica_tick(clock);
   const int R = rt_.size();
   if (R == 1 && !managed_) {
     if (split_clock_ != clock) {  // the rank's threads did not share the work

@@ -1,6 +1,7 @@
 // A relaxed table's layout: the rank's read set as cache blocks, one per owner, and
 // the blocks and per-clock updates owners send to fill them.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "ps/ps_internal.hpp"
@@ -34,6 +35,18 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   laid_out_bits_ = bits;
   laid_out_version_ = target_.structure_version();
   laid_out_logging_ = logging_;
+  // Every rank reading more than a quarter of the array (each would cache it laid out
+  // like the array): each holds all of it as a replica (table_replica.cpp).
+  replica_ = false;
+  if (may_replicate()) {
+    std::int64_t wanted = 0;
+    for (const auto w : bits) wanted += std::popcount(w);
+    replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wanted * 4 > units_), ReduceOp::min) == 1;
+    if (replica_) {
+      std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
+      if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
+    }
+  }
   reads_from_.assign(static_cast<std::size_t>(R), {});
   std::int64_t index[kMaxDims];
   for (std::size_t w = 0; w < bits.size(); ++w)
@@ -89,10 +102,12 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   changed_.clear();
   // A direct cache whose read set is every unit needs no bit test: the view says
   // it holds them all (reads outside the set, which the test counts, cannot occur).
-  const bool holds_all = direct_ && cached == units_;
+  const bool holds_all = (direct_ || replica_) && cached == units_;
   view_ = detail::CacheView{direct_ ? static_cast<void*>(values()) : static_cast<void*>(block_.data()),
                             whole_ && !holds_all ? laid_out_bits_.data() : nullptr,
                             whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
+  exchange_.written.assign(replica_ ? static_cast<std::size_t>(units_) : 0, 0);
+  view_.written = replica_ ? exchange_.written.data() : nullptr;
 }
 
 // Whether this rank's cache can be its values themselves (direct_, when the read set

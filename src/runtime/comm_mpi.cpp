@@ -203,23 +203,21 @@ class MpiComm final : public Comm {
 
   std::size_t mail_in_flight() const override { return mail_out_.size(); }
 
-  std::vector<Bytes> allgatherv(std::span<const std::byte> mine) override {
+  void allgatherv_in_place(std::vector<Bytes>& parts) override {
+    STRATA_CHECK(parts.size() == static_cast<std::size_t>(size_), "allgatherv_in_place takes one part per rank");
+    const Bytes& mine = parts[static_cast<std::size_t>(rank_)];
     std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_));
     std::uint64_t my_size = mine.size();
     MPI_Request req;
     check(MPI_Iallgather(&my_size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_, &req),
           "allgatherv (sizes)");
     wait(&req, 1, "allgatherv (exchange of sizes)");
-    std::vector<Bytes> out(static_cast<std::size_t>(size_));
     std::vector<MPI_Request> reqs;
     for (int r = 0; r < size_; ++r) {
       const auto ur = static_cast<std::size_t>(r);
-      if (r == rank_) {
-        out[ur].assign(mine.begin(), mine.end());
-        continue;
-      }
-      out[ur].resize(sizes[ur]);
-      post_chunks(out[ur].data(), sizes[ur], r, kGatherTag, false, reqs);
+      if (r == rank_) continue;
+      parts[ur].resize(sizes[ur]);
+      post_chunks(parts[ur].data(), sizes[ur], r, kGatherTag, false, reqs);
     }
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
@@ -228,7 +226,6 @@ class MpiComm final : public Comm {
       ++stats_.messages_sent;
     }
     wait(reqs.data(), static_cast<int>(reqs.size()), "allgatherv (data)");
-    return out;
   }
 
  private:

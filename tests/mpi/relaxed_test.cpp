@@ -134,6 +134,8 @@ TEST(Relaxed, HybridSharesWritesWithinARankAtOnceAndAcrossRanksAtClocks) {
   }
   const auto st = buf.stats();
   EXPECT_EQ(static_cast<int>(st.staleness_histogram.size()), 1) << "Hybrid is synchronous across ranks";
+  // Every rank reads every counter: on several ranks each holds them all (a replica).
+  EXPECT_EQ(st.replica_clocks, rt().size() > 1 ? st.clocks : 0);
 }
 
 TEST(Relaxed, HybridNeedsASumBufferAndNoStaleness) {

@@ -8,6 +8,7 @@
 // load. Units outside the cache still take the observer's path (the dynamic read).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace strata::detail {
@@ -31,6 +32,15 @@ struct CacheView {
   const std::int32_t* slot_of = nullptr;  // compact layout, else nullptr
   std::int64_t units = 0, unit_len = 1;
   int counter = 0;  // its slot of t_cache_reads
+  // A rank's replica of a Hybrid table on several ranks (src/ps/table_replica.cpp):
+  // per unit, set to 1 by every fold into it, so a clock looks at the units written
+  // since the last one only. nullptr otherwise.
+  std::uint8_t* written = nullptr;
+
+  /// Notes a fold into unit `u` (a replica's; plain byte stores: every writer stores 1).
+  [[gnu::always_inline]] static void note_written(std::uint8_t* written, std::uint64_t u) {
+    if (written) std::atomic_ref<std::uint8_t>(written[u]).store(1, std::memory_order_relaxed);
+  }
 
   /// The first element of cached unit `u`, or nullptr when the cache lacks it.
   template <class T>

@@ -31,6 +31,7 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
   /// An (int64 key, delta) record as the engine packs it: the delta at offset 8,
   /// padded to 8 bytes.
   static constexpr std::size_t kRecordBytes = sizeof(std::int64_t) + (sizeof(T) + 7) / 8 * 8;
+  static constexpr bool kSubtracts = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
 
   TypedOps(DistArray<T, N>& target, Apply apply)
       : ElementOps(sizeof(T), kRecordBytes, std::is_arithmetic_v<T>, std::is_integral_v<T>),
@@ -154,6 +155,26 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
     }
   }
 
+  bool subtracts() const override { return kSubtracts; }
+  void difference(std::byte* out, const std::byte* now, const std::byte* before, std::size_t n) const override {
+    if constexpr (kSubtracts) {
+      T* o = reinterpret_cast<T*>(out);
+      const T* a = reinterpret_cast<const T*>(now);
+      const T* b = reinterpret_cast<const T*>(before);
+      if constexpr (std::is_integral_v<T>) {  // modulo 2^bits, as the sums wrap: no signed overflow
+        using U = std::make_unsigned_t<T>;
+        for (std::size_t j = 0; j < n; ++j) o[j] = static_cast<T>(static_cast<U>(a[j]) - static_cast<U>(b[j]));
+      } else {
+        for (std::size_t j = 0; j < n; ++j) o[j] = a[j] - b[j];
+      }
+    } else {
+      STRATA_CHECK(false, "a difference of elements that are not numbers");
+    }
+  }
+  void add_run(std::byte* to, const std::byte* deltas, std::size_t n) const override {
+    add_row_into(reinterpret_cast<T*>(to), reinterpret_cast<const T*>(deltas), n);
+  }
+
   OutboxSet& open_outbox() override {
     STRATA_CHECK(std::is_arithmetic_v<T>, "managed communication needs arithmetic elements");
     outbox_ = std::make_unique<Outbox>(*this);
@@ -207,7 +228,9 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
   // The cached unit `u` a fold adds into: with fold_only the cache is the values,
   // laid out like the array, and every unit is there (read or not).
   T* folded_unit(std::int64_t u) const {
-    return fold_only ? static_cast<T*>(cache->block) + u * cache->unit_len : cache->unit<T>(u);
+    if (!fold_only) return cache->unit<T>(u);
+    detail::CacheView::note_written(cache->written, static_cast<std::uint64_t>(u));
+    return static_cast<T*>(cache->block) + u * cache->unit_len;
   }
   // Hybrid, a row: added into the cached row with plain adds, as Hogwild adds. Two
   // threads adding to the same element at once may lose one of the two in the cache
