@@ -61,7 +61,12 @@ class Comm {
   /// send[r] goes to rank r; returns recv where recv[r] came from rank r.
   virtual std::vector<Bytes> alltoallv(const std::vector<Bytes>& send) = 0;
   /// Every rank contributes one buffer; every rank receives all of them, in rank order.
-  std::vector<Bytes> allgatherv(std::span<const std::byte> mine);
+  std::vector<Bytes> allgatherv(std::span<const std::byte> mine) {
+    std::vector<Bytes> parts(static_cast<std::size_t>(size()));
+    parts[static_cast<std::size_t>(rank())].assign(mine.begin(), mine.end());
+    allgatherv_in_place(parts);
+    return parts;
+  }
   /// allgatherv on the caller's buffers (size() of them): parts[rank()] is this rank's
   /// contribution and stays; every other part is replaced by that rank's, reusing its
   /// storage, so a loop that exchanges about as much each time allocates nothing.

@@ -3,12 +3,6 @@
 
 namespace strata {
 
-std::vector<Bytes> Comm::allgatherv(std::span<const std::byte> mine) {
-  std::vector<Bytes> parts(static_cast<std::size_t>(size()));
-  parts[static_cast<std::size_t>(rank())].assign(mine.begin(), mine.end());
-  allgatherv_in_place(parts);
-  return parts;
-}
 
 std::int64_t Comm::exclusive_scan(std::int64_t value, std::int64_t* total) {
   std::vector<std::int64_t> all(static_cast<std::size_t>(size()), 0);
