@@ -71,6 +71,8 @@ struct FtrlState {
     n += d.n;
     return *this;
   }
+  // A change of state as a delta: Hybrid replicas on several ranks send these.
+  FtrlState operator-(const FtrlState& b) const { return {z - b.z, n - b.n}; }
 };
 
 /// FTRL-Proximal's weight: 0 while |z| <= l1 (L1's exact zeros), else the closed-form

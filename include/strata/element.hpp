@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <string>
 #include <type_traits>
@@ -75,6 +76,40 @@ template <class T>
     for (std::size_t c = 0; c < into.size(); ++c) add_into(into[c], delta[c]);
   } else {
     static_assert(summable_v<T>, "deltas of this element type cannot be summed: give it an operator+=");
+  }
+}
+
+/// Whether two values of element type T subtract to the delta between them, which
+/// add_into adds back: numbers other than bool, a struct that defines `a - b`, or a
+/// std::array of such (component by component). A Hybrid table on several ranks sends
+/// such differences at its clocks (docs/relaxed_rows.md); other types keep the owners'
+/// path.
+template <class T>
+struct Subtractable {
+  static constexpr bool value = std::is_arithmetic_v<T> ? !std::is_same_v<T, bool> : requires(const T& a, const T& b) {
+    { a - b } -> std::convertible_to<T>;
+  };
+};
+template <class S, std::size_t K>
+struct Subtractable<std::array<S, K>> {
+  static constexpr bool value = Subtractable<S>::value;
+};
+template <class T>
+inline constexpr bool subtractable_v = Subtractable<T>::value;
+
+/// now - before as a delta (see Subtractable); integers wrap, as their sums do.
+template <class T>
+[[gnu::always_inline]] inline T difference_of(const T& now, const T& before) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(now) - static_cast<U>(before));
+  } else if constexpr (std::is_arithmetic_v<T> || requires { now - before; }) {
+    return now - before;
+  } else {
+    static_assert(subtractable_v<T>, "values of this element type cannot be subtracted: give it an operator-");
+    T d{};
+    for (std::size_t c = 0; c < d.size(); ++c) d[c] = difference_of(now[c], before[c]);
+    return d;
   }
 }
 

@@ -14,9 +14,9 @@
 //   marks its unit written (CacheView::written);
 // - at a clock, with the rank's threads stopped, each rank sends every other rank the
 //   written units its replica changed and by how much (replica - snapshot, a
-//   difference per element: numbers only), and every rank adds all ranks'
-//   differences into its snapshot in rank order, so the snapshots stay the same bits
-//   everywhere; the changed units of the replica take the snapshot's values;
+//   difference per element: strata::Subtractable types only), and every rank adds
+//   all ranks' differences into its snapshot in rank order, so the snapshots stay the
+//   same bits everywhere; the changed units of the replica take the snapshot's values;
 // - the owned units go back to the array's values when the run ends.
 // What a read sees is Hybrid's: the values of the last clock plus the rank's own adds
 // since. A delta arrives as a difference of two values, so its rounding may differ

@@ -129,10 +129,10 @@ class ElementOps {
   virtual void add_bytes(std::byte* to, const std::byte* delta) const = 0;
   /// Arithmetic elements: `n` values at `values` (stride apart) as doubles.
   virtual void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const = 0;
-  /// Whether a change of value is a delta: numbers other than bool, at most 8 bytes
-  /// (a rank's replica of a Hybrid table sends `now - before`, table_replica.cpp).
+  /// Whether a change of value is a delta (strata::Subtractable, aligned to at most 8
+  /// bytes): a rank's replica of a Hybrid table sends `now - before` (table_replica.cpp).
   virtual bool subtracts() const = 0;
-  /// out[j] = now[j] - before[j] for the `n` elements (subtracts() only; integers wrap).
+  /// out[j] = now[j] - before[j] for the `n` elements (subtracts() only; difference_of).
   virtual void difference(std::byte* out, const std::byte* now, const std::byte* before, std::size_t n) const = 0;
   /// to[j] += deltas[j] for the `n` elements, as a row of adds sums them (add_row_into).
   virtual void add_run(std::byte* to, const std::byte* deltas, std::size_t n) const = 0;

@@ -31,7 +31,8 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
   /// An (int64 key, delta) record as the engine packs it: the delta at offset 8,
   /// padded to 8 bytes.
   static constexpr std::size_t kRecordBytes = sizeof(std::int64_t) + (sizeof(T) + 7) / 8 * 8;
-  static constexpr bool kSubtracts = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8;
+  // A replica's differences sit 8-byte aligned in its messages.
+  static constexpr bool kSubtracts = subtractable_v<T> && alignof(T) <= 8;
 
   TypedOps(DistArray<T, N>& target, Apply apply)
       : ElementOps(sizeof(T), kRecordBytes, std::is_arithmetic_v<T>, std::is_integral_v<T>),
@@ -161,14 +162,9 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
       T* o = reinterpret_cast<T*>(out);
       const T* a = reinterpret_cast<const T*>(now);
       const T* b = reinterpret_cast<const T*>(before);
-      if constexpr (std::is_integral_v<T>) {  // modulo 2^bits, as the sums wrap: no signed overflow
-        using U = std::make_unsigned_t<T>;
-        for (std::size_t j = 0; j < n; ++j) o[j] = static_cast<T>(static_cast<U>(a[j]) - static_cast<U>(b[j]));
-      } else {
-        for (std::size_t j = 0; j < n; ++j) o[j] = a[j] - b[j];
-      }
+      for (std::size_t j = 0; j < n; ++j) o[j] = difference_of(a[j], b[j]);
     } else {
-      STRATA_CHECK(false, "a difference of elements that are not numbers");
+      STRATA_CHECK(false, "a difference of elements that do not subtract");
     }
   }
   void add_run(std::byte* to, const std::byte* deltas, std::size_t n) const override {
