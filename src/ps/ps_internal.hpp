@@ -261,6 +261,7 @@ class Table final : public detail::RelaxedBase {
   void refold_own(std::int64_t take);
   void apply_own(std::int64_t clock, int part, int parts, std::vector<std::int64_t>& changed);
   void finish_own_clock(std::int64_t clock);
+  void next_reads_clock(std::int64_t clock, const char* reader);
 
   // table_owner.cpp
   void on_message(int from, std::span<const std::byte> body);

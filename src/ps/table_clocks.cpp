@@ -173,11 +173,17 @@ void Table::finish_own_clock(std::int64_t clock) {
   }
   for (auto& f : fetched_) f.clear();
   ++stats_.clocks;
-  if (last) return;
+  if (!last) next_reads_clock(clock, "on one rank it");
+}
+
+// The rank's cache holds clock `clock` whole before clock + 1 begins (one rank, or
+// replicas): the next clock reads it, never an older one, and a replay's record must
+// say so. `reader` names who reads it so, for the error.
+void Table::next_reads_clock(std::int64_t clock, const char* reader) {
   if (!follow_.empty() && follow_[static_cast<std::size_t>(clock + 1)] != clock)
-    throw ReplayError(fmt::format("relaxed array {}: the record says clock {} read clock {} of the array; on one "
-                                  "rank it reads clock {}",
-                                  label(), clock + 1, follow_[static_cast<std::size_t>(clock + 1)], clock));
+    throw ReplayError(fmt::format("relaxed array {}: the record says clock {} read clock {} of the array; {} reads "
+                                  "clock {}",
+                                  label(), clock + 1, follow_[static_cast<std::size_t>(clock + 1)], reader, clock));
   version_ = clock;
   versions_[static_cast<std::size_t>(clock + 1)] = clock;
   if (stats_.staleness_histogram.empty()) stats_.staleness_histogram.resize(1);

@@ -25,8 +25,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "ps/ps_internal.hpp"
 
 namespace strata::ps {
@@ -113,15 +111,7 @@ void Table::replica_tick(std::int64_t clock) {
     std::lock_guard lock(mu_);
     next_apply_ = clock + 1;
   }
-  if (clock + 1 >= clocks_) return;
-  if (!follow_.empty() && follow_[static_cast<std::size_t>(clock + 1)] != clock)
-    throw ReplayError(fmt::format("relaxed array {}: the record says clock {} read clock {} of the array; a Hybrid "
-                                  "replica reads clock {}",
-                                  label(), clock + 1, follow_[static_cast<std::size_t>(clock + 1)], clock));
-  version_ = clock;
-  versions_[static_cast<std::size_t>(clock + 1)] = clock;
-  if (stats_.staleness_histogram.empty()) stats_.staleness_histogram.resize(1);
-  ++stats_.staleness_histogram[0];
+  if (clock + 1 < clocks_) next_reads_clock(clock, "a Hybrid replica");
 }
 
 // The owned units of the snapshot (the values of the last clock) go back to the
