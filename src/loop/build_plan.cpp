@@ -63,9 +63,11 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   analyse(*plan, extents, options, given.array->array_id(), given.nnz);
   const auto strategy = plan->choice.strategy;
   // Conflict groups need every access; relaxed arrays need every rank's whole read
-  // set, except on one rank, where a relaxed array's cache is its values holding every
-  // unit (ps/table_layout.cpp) and a read the sample missed is served all the same.
-  if ((strategy == Strategy::groups || (reads_relaxed_arrays(*plan) && rt.size() > 1)) && stride > 1)
+  // set, except where their caches hold every unit anyway, so that a read the sample
+  // missed is served all the same: on one rank, where the cache is the values
+  // (ps/table_layout.cpp), and where the sample already makes every table a replica.
+  if (stride > 1 && (strategy == Strategy::groups || (reads_relaxed_arrays(*plan) && rt.size() > 1 &&
+                                                       !relaxed_reads_replicated(rt, *plan))))
     return build_plan(given, body, options, where, 1);
   plan->spread = can_spread(*plan, given, body);
   lay_out(*plan, *given.array, extents, [&](int d) { return histogram(given.refreshed(), d); }, options);

@@ -106,6 +106,10 @@ std::vector<std::uint64_t> relaxed_arrays(const Plan& plan);
 void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& from);
 /// Whether the loop reads an array that is relaxed (a parameter-server table).
 bool reads_relaxed_arrays(const Plan& plan);
+/// Collective: whether every relaxed array the loop reads is held whole on every rank
+/// however much its reconnaissance sampled: its table replicates wide read sets and
+/// every rank's read set in `plan` is wide already (relaxed_base.hpp, kWideReadSet).
+bool relaxed_reads_replicated(Runtime& rt, const Plan& plan);
 /// Collective: the first non-empty message of any thread on any rank ("" if none).
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
 

@@ -2,11 +2,14 @@
 // read sets, the first failure of any thread on any rank, and the placeholder plans
 // of calls that a resumed run skipped or a single-process replay ran.
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <memory>
 #include <span>
 
+#include "loop/buffer_base.hpp"
 #include "loop/loop_internal.hpp"
+#include "loop/relaxed_base.hpp"
 
 namespace strata::loop::detail {
 
@@ -62,6 +65,24 @@ std::vector<std::uint64_t> relaxed_arrays(const Plan& plan) {
 bool reads_relaxed_arrays(const Plan& plan) {
   return std::any_of(plan.roles.begin(), plan.roles.end(),
                      [](const ArrayRole& r) { return r.placement == Placement::cached && r.read; });
+}
+
+bool relaxed_reads_replicated(Runtime& rt, const Plan& plan) {
+  bool all = true;
+  for (const auto& role : plan.roles) {
+    if (role.placement != Placement::cached || !role.read) continue;
+    const auto* table = strata::detail::BufferBase::relaxed_table(role.array_id);
+    const auto set = std::find_if(plan.read_sets.begin(), plan.read_sets.end(),
+                                  [&](const ReadSet& r) { return r.array_id == role.array_id; });
+    if (!table || !table->replicates_wide_read_sets() || set == plan.read_sets.end()) {
+      all = false;
+      continue;
+    }
+    std::int64_t read = 0;
+    for (const auto w : set->bits) read += std::popcount(w);
+    all = all && read * strata::detail::kWideReadSet > table->unit_count();
+  }
+  return rt.comm().allreduce(static_cast<std::int32_t>(all), ReduceOp::min) == 1;
 }
 
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread) {

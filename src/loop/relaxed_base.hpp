@@ -13,6 +13,11 @@
 
 namespace strata::detail {
 
+/// A read set of more than this share of an array's units (1 / kWideReadSet) is
+/// cached laid out like the array; where every rank's is, a Hybrid table of elements
+/// that subtract holds the array whole on every rank (src/ps/table_replica.cpp).
+inline constexpr std::int64_t kWideReadSet = 4;
+
 class RelaxedBase {
  public:
   virtual ~RelaxedBase() = default;
@@ -21,6 +26,9 @@ class RelaxedBase {
   /// Cache units: elements of a 1-D array, rows (along the last dimension) otherwise.
   virtual std::int64_t unit_count() const = 0;
   virtual std::int64_t unit_of(std::span<const std::int64_t> index) const = 0;
+  /// Whether a run in which every rank's read set is wide (kWideReadSet) holds the
+  /// array whole on every rank: then a read set sampled wide is as good as a whole one.
+  virtual bool replicates_wide_read_sets() const = 0;
 
   /// Collective: starts a loop call of `clocks` clocks on every rank; `read_units`
   /// is this rank's read set, one bit per unit.

@@ -41,7 +41,8 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   if (may_replicate()) {
     std::int64_t wanted = 0;
     for (const auto w : bits) wanted += std::popcount(w);
-    replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wanted * 4 > units_), ReduceOp::min) == 1;
+    replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wanted * detail::kWideReadSet > units_),
+                                    ReduceOp::min) == 1;
     if (replica_) {
       std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
       if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
@@ -61,7 +62,7 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   // slot table.
   std::int64_t cached = 0;
   for (const auto& r : reads_from_) cached += static_cast<std::int64_t>(r.size());
-  whole_ = cached * 4 > units_;
+  whole_ = cached * detail::kWideReadSet > units_;
   laid_out_bits_.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
   slot_of_.assign(whole_ ? 0 : static_cast<std::size_t>(units_), -1);
   base_.assign(static_cast<std::size_t>(R) + 1, 0);

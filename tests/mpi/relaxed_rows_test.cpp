@@ -419,6 +419,38 @@ TEST(RelaxedRows, HybridReplicasAreReproducibleAndKeepEveryAdd) {
   EXPECT_NEAR(sparse_total / want_total, 1.0, tolerance);
 }
 
+// Where every rank's sampled reconnaissance already reads more than a quarter of a
+// Hybrid matrix's rows, every rank will hold it whole, so the plan keeps its sample:
+// no full reconnaissance on several ranks (a rank's cache otherwise needs its whole
+// read set). A narrow sample still gets one there. Both sum every add.
+TEST(RelaxedRows, WideHybridReadSetsKeepASampledReconnaissance) {
+  const std::int64_t n = 4000;
+  auto space = samples(n);
+  LoopOptions sampled;
+  sampled.recon_stride = 8;
+  for (const std::int64_t rows : {kRows, std::int64_t{4000}}) {
+    auto m = DistArray<float, 2>::zeros(rt(), {rows, kCols});
+    Buffer buf(m, apply::sum(), hybrid().every(50));
+    const LoopReport report = parallel_for(
+        space,
+        [&](const Index<1>& i, std::int64_t) {
+          const std::int64_t r = row_of(i[0]);
+          const float seen = m.reader().read_row(r)[0];
+          float d[kCols];
+          for (std::int64_t j = 0; j < kCols; ++j) d[j] = delta_of(i[0], j) + 0.0f * seen;
+          buf.writer().add_row(r, std::span<const float>(d, kCols));
+        },
+        sampled);
+    const bool wide = rows == kRows;
+    EXPECT_EQ(report.recon_stride, wide || rt().size() == 1 ? 8 : 1) << rows << " rows";
+    EXPECT_EQ(buf.stats().replica_clocks > 0, wide && rt().size() > 1) << rows << " rows";
+    std::vector<float> got = m.gather();
+    got.resize(static_cast<std::size_t>(kRows * kCols));  // rows past kRows stay 0
+    const Consistency c = hybrid();
+    expect_sums(got, expected_sums(n, 1), c, buf.stats(), 1);
+  }
+}
+
 // A Hybrid table whose read set changes between calls: calls that read every row of a
 // 3-D array of doubles run as replicas on several ranks, calls that read a few rows
 // take the owner path, and the sums stay exact across the switches (element adds of
