@@ -108,7 +108,7 @@ void merge_read_sets(std::vector<ReadSet>& into, const std::vector<ReadSet>& fro
 bool reads_relaxed_arrays(const Plan& plan);
 /// Collective: whether every relaxed array the loop reads is held whole on every rank
 /// however much its reconnaissance sampled: its table replicates wide read sets and
-/// every rank's read set in `plan` is wide already (relaxed_base.hpp, kWideReadSet).
+/// every rank's read set in `plan` is wide already (relaxed_base.hpp, wide_read_set).
 bool relaxed_reads_replicated(Runtime& rt, const Plan& plan);
 /// Collective: the first non-empty message of any thread on any rank ("" if none).
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);

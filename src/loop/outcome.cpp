@@ -2,7 +2,6 @@
 // read sets, the first failure of any thread on any rank, and the placeholder plans
 // of calls that a resumed run skipped or a single-process replay ran.
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <memory>
 #include <span>
@@ -78,9 +77,7 @@ bool relaxed_reads_replicated(Runtime& rt, const Plan& plan) {
       all = false;
       continue;
     }
-    std::int64_t read = 0;
-    for (const auto w : set->bits) read += std::popcount(w);
-    all = all && read * strata::detail::kWideReadSet > table->unit_count();
+    all = all && strata::detail::wide_read_set(strata::detail::units_in(set->bits), table->unit_count());
   }
   return rt.comm().allreduce(static_cast<std::int32_t>(all), ReduceOp::min) == 1;
 }

@@ -3,6 +3,7 @@
 // drives its runs and clocks, and the read observer routes reads through it.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -13,10 +14,16 @@
 
 namespace strata::detail {
 
-/// A read set of more than this share of an array's units (1 / kWideReadSet) is
-/// cached laid out like the array; where every rank's is, a Hybrid table of elements
-/// that subtract holds the array whole on every rank (src/ps/table_replica.cpp).
-inline constexpr std::int64_t kWideReadSet = 4;
+/// A read set of more than a quarter of an array's units is wide: it is cached laid
+/// out like the array, and where every rank's is, a Hybrid table of elements that
+/// subtract holds the array whole on every rank (src/ps/table_replica.cpp).
+inline bool wide_read_set(std::int64_t read_units, std::int64_t units) { return read_units * 4 > units; }
+/// The units a read set's bits name.
+inline std::int64_t units_in(std::span<const std::uint64_t> bits) {
+  std::int64_t n = 0;
+  for (const auto w : bits) n += std::popcount(w);
+  return n;
+}
 
 class RelaxedBase {
  public:
@@ -26,7 +33,7 @@ class RelaxedBase {
   /// Cache units: elements of a 1-D array, rows (along the last dimension) otherwise.
   virtual std::int64_t unit_count() const = 0;
   virtual std::int64_t unit_of(std::span<const std::int64_t> index) const = 0;
-  /// Whether a run in which every rank's read set is wide (kWideReadSet) holds the
+  /// Whether a run in which every rank's read set is wide (wide_read_set) holds the
   /// array whole on every rank: then a read set sampled wide is as good as a whole one.
   virtual bool replicates_wide_read_sets() const = 0;
 

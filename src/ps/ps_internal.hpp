@@ -188,7 +188,7 @@ class Table final : public detail::RelaxedBase {
   const Consistency& consistency() const override { return consistency_; }
   std::int64_t unit_count() const override { return units_; }
   std::int64_t unit_of(std::span<const std::int64_t> index) const override;
-  bool replicates_wide_read_sets() const override { return may_replicate(); }
+  bool replicates_wide_read_sets() const override;  // table_replica.cpp
   const RelaxedStats& stats() const { return stats_; }
   bool managed() const override { return managed_; }
   // A loop thread after each iteration: hands its deltas over only when the pump asked.
@@ -281,7 +281,6 @@ class Table final : public detail::RelaxedBase {
   void pump();
 
   // table_replica.cpp
-  bool may_replicate() const;
   void replica_fill();
   void replica_tick(std::int64_t clock);
   void replica_end();

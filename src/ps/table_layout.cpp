@@ -1,7 +1,6 @@
 // A relaxed table's layout: the rank's read set as cache blocks, one per owner, and
 // the blocks and per-clock updates owners send to fill them.
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "ps/ps_internal.hpp"
@@ -38,11 +37,9 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   // Every rank reading more than a quarter of the array (each would cache it laid out
   // like the array): each holds all of it as a replica (table_replica.cpp).
   replica_ = false;
-  if (may_replicate()) {
-    std::int64_t wanted = 0;
-    for (const auto w : bits) wanted += std::popcount(w);
-    replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wanted * detail::kWideReadSet > units_),
-                                    ReduceOp::min) == 1;
+  if (replicates_wide_read_sets()) {
+    const bool wide = detail::wide_read_set(detail::units_in(bits), units_);
+    replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wide), ReduceOp::min) == 1;
     if (replica_) {
       std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
       if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
@@ -57,12 +54,11 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
       first_of(u, index);
       reads_from_[static_cast<std::size_t>(geo_.dist->owner(index))].push_back(u);
     }
-  // A read set of more than a quarter of the array is cached in an array-shaped
-  // block (a read is a bit test and a load); a smaller one compactly, behind a
-  // slot table.
+  // A wide read set is cached in an array-shaped block (a read is a bit test and a
+  // load); a smaller one compactly, behind a slot table.
   std::int64_t cached = 0;
   for (const auto& r : reads_from_) cached += static_cast<std::int64_t>(r.size());
-  whole_ = cached * detail::kWideReadSet > units_;
+  whole_ = detail::wide_read_set(cached, units_);
   laid_out_bits_.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
   slot_of_.assign(whole_ ? 0 : static_cast<std::size_t>(units_), -1);
   base_.assign(static_cast<std::size_t>(R) + 1, 0);
@@ -107,7 +103,10 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   view_ = detail::CacheView{direct_ ? static_cast<void*>(values()) : static_cast<void*>(block_.data()),
                             whole_ && !holds_all ? laid_out_bits_.data() : nullptr,
                             whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
-  exchange_.written.assign(replica_ ? static_cast<std::size_t>(units_) : 0, 0);
+  const std::size_t replicated = replica_ ? static_cast<std::size_t>(units_) : 0;
+  exchange_.written.assign(replicated, 0);
+  exchange_.touched.assign(replicated, 0);
+  exchange_.parts.resize(replica_ ? static_cast<std::size_t>(R) : 0);
   view_.written = replica_ ? exchange_.written.data() : nullptr;
 }
 

@@ -31,17 +31,17 @@ namespace strata::ps {
 
 // The conditions that do not depend on the read sets (the same on every rank).
 // A logged run keeps the owner path: its log records each owner's applies.
-bool Table::may_replicate() const {
+bool Table::replicates_wide_read_sets() const {
   return rt_.size() > 1 && consistency_.folds() && consistency_.staleness == 0 && consistency_.prefetch &&
          !managed_ && !logging_ && ops_.subtracts();
 }
 
-// After the first fill: the snapshot is what every rank's replica holds now.
+// After the first fill: the snapshot is what every rank's replica holds now, and no
+// unit is written or touched yet (a run that stopped early may have left marks).
 void Table::replica_fill() {
   snapshot_.assign(block_.begin(), block_.end());
-  exchange_.parts.resize(static_cast<std::size_t>(rt_.size()));
-  exchange_.touched.assign(static_cast<std::size_t>(units_), 0);
   std::fill(exchange_.written.begin(), exchange_.written.end(), std::uint8_t{0});
+  std::fill(exchange_.touched.begin(), exchange_.touched.end(), std::uint8_t{0});
 }
 
 // A rank's changes of a clock, as it sends them: the count n, n rows of differences,

@@ -3,7 +3,6 @@
 
 namespace strata {
 
-
 std::int64_t Comm::exclusive_scan(std::int64_t value, std::int64_t* total) {
   std::vector<std::int64_t> all(static_cast<std::size_t>(size()), 0);
   all[static_cast<std::size_t>(rank())] = value;
