@@ -80,6 +80,10 @@ class Comm {
   virtual void isend(std::span<const std::byte> data, int dest, int tag) = 0;
   /// Receives exactly data.size() bytes from `src` with `tag`, waiting at most the timeout.
   virtual void recv(std::span<std::byte> data, int src, int tag, const std::string& what) = 0;
+  /// How many more of this thread's sends have completed since its last call (or its
+  /// last wait_sends), counted in the order they were started up to the first that has
+  /// not: the caller matches them with its own list of what it sent. Never waits.
+  virtual std::size_t finished_sends() = 0;
   /// Completes every send this thread started, waiting at most the timeout.
   virtual void wait_sends() = 0;
 

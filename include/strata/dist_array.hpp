@@ -32,6 +32,7 @@
 #include "strata/detail/array_checkpoint.hpp"
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/box.hpp"
+#include "strata/detail/dense_storage.hpp"
 #include "strata/detail/histogram.hpp"
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/pack.hpp"
@@ -284,7 +285,8 @@ class DistArray : public detail::ArrayBase {
   std::size_t element_size() const override { return sizeof(T); }
   std::span<std::byte> local_bytes() override { return std::as_writable_bytes(local_values()); }
   void travel_begin() override;
-  void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) override;
+  void travel_begin(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) override;
+  void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) override;
   void travel_drop() override;
   detail::CheckpointSnapshot checkpoint_snapshot(Bytes storage) const override;
   std::function<void()> stage_load(const std::filesystem::path& dir) override;
@@ -340,7 +342,13 @@ class DistArray : public detail::ArrayBase {
 
   // Zeroed storage for the local box, on huge pages where the system allows: loop bodies reach
   // rows of large arrays (factors) at random, and with 4 KiB pages almost every access missed the TLB.
-  void allocate_dense() { dense_ = detail::make_huge<T>(static_cast<std::size_t>(local_box_volume())); }
+  void allocate_dense() { dense_ = detail::DenseStorage<T>(static_cast<std::size_t>(local_box_volume())); }
+
+  // Collective, travelling with time blocks: the rows of this rank's home blocks, where
+  // every rank's part is exactly those rows (2-D plans lay travelling arrays out so).
+  std::optional<std::pair<std::int64_t, std::int64_t>> part_is_home_blocks(const std::vector<std::int64_t>& rows,
+                                                                           const std::vector<int>& home_rank) const;
+  std::int64_t row_elements() const { return shape_[0] > 0 ? volume(shape_) / shape_[0] : 0; }
 
   std::int64_t local_box_volume() const {
     std::int64_t v = 1;
@@ -509,7 +517,7 @@ class DistArray : public detail::ArrayBase {
   bool rows_fast_ = false;
   bool sparse_ = false;
   std::int64_t global_nnz_ = 0;
-  std::vector<T> dense_;          // dense: local box, row-major
+  detail::DenseStorage<T> dense_;  // dense: local box, row-major
   std::vector<Index<N>> keys_;    // sparse: sorted local keys
   std::vector<T> values_;         // sparse: values parallel to keys_
   Partition travel_partition_;       // the partition to return to after travel_end

@@ -1,6 +1,7 @@
 // Dense data movement on bytes: gathering a whole array, placing pieces where a
 // distribution puts them, copying between boxes. Values travel without indices:
 // both sides compute the same box intersections and walk them in the same order.
+#include <algorithm>
 #include <cstring>
 
 #include "array/box_runs.hpp"
@@ -75,6 +76,81 @@ void place_dense_pieces(Comm& comm, const Distribution& dist, const std::vector<
       });
     }
   }
+}
+
+void scatter_dense_blocks(Comm& comm, const Distribution& dist, std::span<const std::byte> local,
+                          std::size_t element_size, const std::vector<std::int64_t>& rows,
+                          const std::vector<int>& to_rank, std::span<std::byte> whole) {
+  const std::vector<std::int64_t>& shape = dist.shape();
+  STRATA_CHECK(!shape.empty() && rows.size() == to_rank.size() + 1 && rows.front() == 0 && rows.back() == shape[0],
+               "time blocks must cover dimension 0");
+  std::int64_t row_elements = 1;
+  for (std::size_t d = 1; d < shape.size(); ++d) row_elements *= shape[d];
+  auto block_box = [&](std::size_t b) {
+    std::vector<IndexSet> box = whole_box(shape);
+    box[0] = IndexSet::range(rows[b], rows[b + 1]);
+    return box;
+  };
+  // A block's elements lie row-major in its box, which spans whole rows: its k-th
+  // element is element rows[b] * row_elements + k of the whole array.
+  auto place = [&](std::size_t b, const BoxRuns& runs, const std::byte* values) {
+    std::size_t at = 0;
+    runs.for_each_run([&](std::int64_t, std::int64_t at_block, std::int64_t count) {
+      const std::size_t bytes = static_cast<std::size_t>(count) * element_size;
+      std::memcpy(whole.data() + static_cast<std::size_t>(rows[b] * row_elements + at_block) * element_size,
+                  values + at, bytes);
+      at += bytes;
+    });
+  };
+  const int ranks = comm.size(), me = comm.rank();
+  const std::vector<IndexSet> mine = dist.box(me);
+  std::vector<Bytes> send(static_cast<std::size_t>(ranks));
+  for (std::size_t b = 0; b < to_rank.size(); ++b) {
+    const BoxRuns runs(mine, block_box(b));
+    if (runs.empty()) continue;
+    Bytes packed(static_cast<std::size_t>(runs.volume()) * element_size);
+    std::size_t at = 0;
+    runs.for_each_run([&](std::int64_t at_local, std::int64_t, std::int64_t count) {
+      const std::size_t bytes = static_cast<std::size_t>(count) * element_size;
+      std::memcpy(packed.data() + at, local.data() + static_cast<std::size_t>(at_local) * element_size, bytes);
+      at += bytes;
+    });
+    if (to_rank[b] == me) {
+      place(b, runs, packed.data());
+      continue;
+    }
+    Bytes& out = send[static_cast<std::size_t>(to_rank[b])];
+    append(out, static_cast<std::int64_t>(b));
+    out.insert(out.end(), packed.begin(), packed.end());
+  }
+  const auto received = comm.alltoallv(send);
+  send = {};
+  for (int from = 0; from < ranks; ++from) {
+    if (from == me) continue;
+    Reader in(received[static_cast<std::size_t>(from)]);
+    const std::vector<IndexSet> theirs = dist.box(from);
+    while (in.remaining() > 0) {
+      const auto b = static_cast<std::size_t>(in.get<std::int64_t>());
+      STRATA_CHECK(b < to_rank.size(), "scatter_dense_blocks: a block id out of range");
+      const BoxRuns runs(theirs, block_box(b));
+      place(b, runs, in.take(static_cast<std::size_t>(runs.volume()) * element_size).data());
+    }
+  }
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> rows_of_blocks(const std::vector<std::int64_t>& rows,
+                                                                    const std::vector<int>& rank_of, int rank) {
+  std::int64_t lo = 0, hi = 0, held = 0;
+  bool any = false;
+  for (std::size_t b = 0; b < rank_of.size(); ++b) {
+    if (rank_of[b] != rank) continue;
+    lo = any ? std::min(lo, rows[b]) : rows[b];
+    hi = any ? std::max(hi, rows[b + 1]) : rows[b + 1];
+    held += rows[b + 1] - rows[b];
+    any = true;
+  }
+  if (held != hi - lo) return std::nullopt;
+  return std::pair(lo, hi);
 }
 
 void copy_box_overlap(const std::vector<IndexSet>& from, std::span<const std::byte> src,

@@ -22,6 +22,19 @@ std::vector<std::int64_t> rank_bounds_of(const std::vector<std::int64_t>& worker
   return b;
 }
 
+// Rank bounds along the time dimension where each rank holds the time blocks it is
+// home to (BlockSchedule::home_ranks): one range per rank, in rank order, in a rotation.
+std::vector<std::int64_t> home_block_bounds(const Plan& plan, int ranks, int threads) {
+  const std::vector<int> home = plan.schedule.home_ranks(threads);
+  std::vector<std::int64_t> bounds{0};
+  for (std::size_t b = 0; b < home.size(); ++b) {
+    STRATA_CHECK(home[b] >= static_cast<int>(bounds.size()) - 1, "a rotation's blocks have their homes in rank order");
+    while (static_cast<int>(bounds.size()) - 1 < home[b]) bounds.push_back(plan.time_bounds[b]);
+  }
+  while (static_cast<int>(bounds.size()) <= ranks) bounds.push_back(plan.time_bounds.back());
+  return bounds;
+}
+
 // Bytes of an array at full (dense) size.
 double dense_bytes(const strata::detail::ArrayBase& a) {
   double v = static_cast<double>(a.element_size());
@@ -253,7 +266,15 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
             if (users[u] / T != users[u - 1] / T)
               plan.bytes_per_pass += (plan.time_bounds[static_cast<std::size_t>(b) + 1] -
                                       plan.time_bounds[static_cast<std::size_t>(b)]) * row_bytes;
+          // The first hop: from the block's home (its last user) to its first user.
+          if (users.back() / T != users.front() / T)
+            plan.bytes_per_pass += (plan.time_bounds[static_cast<std::size_t>(b) + 1] -
+                                    plan.time_bounds[static_cast<std::size_t>(b)]) * row_bytes;
         }
+        // Between loops a rank holds the rows of the blocks it is home to, so a journey
+        // starts and ends where the array lies, and during one a rank holds the blocks in
+        // use (DistArray::travel_begin, run_schedule's releases).
+        a->repartition_to(Partition::range(0, home_block_bounds(plan, P, T)));
         break;
       }
       case Placement::cached: break;  // owners keep their shards; readers cache (ps::Table, src/ps)

@@ -314,13 +314,16 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   }
 
   // 2-D: arrays that follow the time dimension travel between ranks with the blocks.
+  // Between calls a rank holds the blocks it is home to; during one, the blocks in use
+  // (the schedule releases a block's pages once it has been sent on).
   std::vector<strata::detail::ArrayBase*> travelling;
   std::vector<TravellingArray> rows;
+  const std::vector<int> home_rank = plan.schedule.home_ranks(T);
   if (rt.size() > 1)
     for (const auto& role : plan.roles)
       if (role.placement == Placement::travelling) {
         auto* a = strata::detail::ArrayBase::find_array(role.array_id);
-        a->travel_begin();
+        a->travel_begin(plan.time_bounds, home_rank);
         travelling.push_back(a);
         const auto shape = a->shape_vector();
         const auto bytes = a->local_bytes();
@@ -330,12 +333,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
                                         [&](int th, int step, int block) { run_step(th, step, block, 0, SIZE_MAX); },
                                         plan.gathered);
   if (relaxed.active()) relaxed.tick();  // a 2-D run over relaxed arrays is one clock
-  if (!travelling.empty()) {
-    std::vector<int> held;
-    for (int b = 0; b < plan.schedule.blocks; ++b)
-      if (plan.schedule.users[static_cast<std::size_t>(b)].back() / T == r) held.push_back(b);
-    for (auto* a : travelling) a->travel_end(plan.time_bounds, held);
-  }
+  for (auto* a : travelling) a->travel_end(plan.time_bounds, home_rank);
   return finish();
 }
 

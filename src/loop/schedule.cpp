@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/dense_storage.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/error.hpp"
 #include "strata/detail/worker.hpp"
@@ -24,11 +25,11 @@ BlockSchedule BlockSchedule::rotation(int workers, int blocks_per_worker, int ro
   for (int q = 0; q < rounds; ++q) {
     for (int w = 0; w < workers; ++w)
       for (int step = 0; step < s.blocks; ++step)
-        s.order[static_cast<std::size_t>(w)].push_back((blocks_per_worker * w + step) % s.blocks);
+        s.order[static_cast<std::size_t>(w)].push_back((blocks_per_worker * (w + 1) + step) % s.blocks);
     for (int b = 0; b < s.blocks; ++b) {
-      const int first = b / blocks_per_worker;
+      const int home = b / blocks_per_worker;  // the last user
       for (int u = 0; u < workers; ++u)
-        s.users[static_cast<std::size_t>(b)].push_back(((first - u) % workers + workers) % workers);
+        s.users[static_cast<std::size_t>(b)].push_back(((home - 1 - u) % workers + workers) % workers);
     }
   }
   s.index_positions();
@@ -47,6 +48,12 @@ BlockSchedule BlockSchedule::wavefront(int workers, int blocks) {
     for (int w = 0; w < workers; ++w) s.users[static_cast<std::size_t>(b)].push_back(w);
   s.index_positions();
   return s;
+}
+
+std::vector<int> BlockSchedule::home_ranks(int threads) const {
+  std::vector<int> out;
+  for (const auto& u : users) out.push_back(u.back() / threads);
+  return out;
 }
 
 // A worker's k-th run of block b (its k-th occurrence in order[w]) is its k-th use
@@ -77,16 +84,114 @@ void BlockSchedule::index_positions() {
 
 namespace {
 
-// Per block: how many users have finished with it (this rank's view).
+// Per block, this rank's view: how many users have finished with it, and which send
+// of it to another rank (a number per send, 0 for none) is to release its pages once
+// complete. A block can come back before its sender notices that send complete, and
+// be sent on again: the receiving thread then cancels the release (or waits for one
+// under way), and an old send's completion never releases a newer send's pages.
 struct BlockState {
   std::atomic<int> released{0};
+  std::atomic<std::uint32_t> release_after{0};
+  std::atomic<std::uint32_t> sends{0};
 };
+constexpr std::uint32_t kReleasing = UINT32_MAX;
 
 std::span<std::byte> block_bytes(const TravellingArray& a, int b) {
   const auto begin = a.block_rows[static_cast<std::size_t>(b)] * a.row_bytes;
   const auto end = a.block_rows[static_cast<std::size_t>(b) + 1] * a.row_bytes;
   return a.storage.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin));
 }
+
+// Before a block is received into its rows again.
+void cancel_release(BlockState& block) {
+  for (;;) {
+    std::uint32_t pending = block.release_after.load(std::memory_order_acquire);
+    if (pending == 0) return;
+    if (pending == kReleasing) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (block.release_after.compare_exchange_weak(pending, 0, std::memory_order_acq_rel)) return;
+  }
+}
+
+// The blocks a thread has finished with and passed to their next users, oldest first:
+// those sent to other ranks (one message per travelling array), whose pages go back
+// to the system as the sends complete, and those handed to a thread of this rank.
+class HandedBlocks {
+ public:
+  explicit HandedBlocks(std::span<TravellingArray> travelling) : travelling_(travelling) {}
+  // Called before the block's sends start: once they have, it may come back and be
+  // received here before this thread runs again, and that receive must see the release
+  // it cancels.
+  void sent(int b, std::span<BlockState> state) {
+    BlockState& block = state[static_cast<std::size_t>(b)];
+    std::uint32_t send = block.sends.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (send == 0 || send == kReleasing) send = 1;  // wrapped round: far older sends are long complete
+    block.release_after.store(send, std::memory_order_release);
+    sent_.push_back({b, send});
+  }
+  // Handed to a thread of this rank, whose use of it is the block's use `use`.
+  void handed(int b, int use) { handed_.push_back({b, use}); }
+
+  // `messages` more of this thread's sends have completed (Comm::finished_sends).
+  void release_finished(std::size_t messages, std::span<BlockState> state) {
+    finished_ += messages;
+    for (; next_sent_ < sent_.size() && finished_ >= travelling_.size(); ++next_sent_) {
+      finished_ -= travelling_.size();
+      const auto [b, send] = sent_[next_sent_];
+      auto& release_after = state[static_cast<std::size_t>(b)].release_after;
+      std::uint32_t expected = send;
+      if (!release_after.compare_exchange_strong(expected, kReleasing, std::memory_order_acq_rel)) continue;
+      for (auto& a : travelling_) strata::detail::release_pages(block_bytes(a, b));
+      release_after.store(0, std::memory_order_release);
+    }
+  }
+  // After wait_sends: every send has completed.
+  void release_all(std::span<BlockState> state) {
+    release_finished((sent_.size() - next_sent_) * travelling_.size(), state);
+  }
+  bool sending() const { return next_sent_ < sent_.size(); }
+
+  // Flow control: waits until at most `most` of the blocks this thread passed on are
+  // still waiting for their next users (a send not complete, a handed block its next
+  // user has not finished), releasing the pages of sends that completed. A worker ahead
+  // of the next one would otherwise pile up blocks, and a rank's memory is the blocks
+  // it holds. The rotation keeps every worker k blocks ahead of the next, so a share of
+  // k + 1 never waits in step; and as the blocks are fewer than the workers times
+  // k + 2, the workers cannot all wait on each other (one whose next worker has taken
+  // everything waits for nothing, and one whose previous worker has passed nothing on
+  // waits for data, which that one then cannot be waiting on).
+  void wait_until_at_most(std::size_t most, Comm& comm, std::span<BlockState> state, int worker) {
+    const auto start = std::chrono::steady_clock::now();
+    for (long polls = 0;; ++polls) {
+      if (sending()) release_finished(comm.finished_sends(), state);
+      while (next_handed_ < handed_.size() &&
+             state[static_cast<std::size_t>(handed_[next_handed_].block)].released.load(std::memory_order_acquire) >
+                 handed_[next_handed_].use)
+        ++next_handed_;
+      if ((sent_.size() - next_sent_) + (handed_.size() - next_handed_) <= most) return;
+      if (polls > 100) std::this_thread::yield();
+      if (strata::detail::seconds_since(start) > comm.timeout())
+        throw TimeoutError(fmt::format("time blocks worker {} passed on, to be taken by the next worker", worker),
+                           comm.rank(), comm.timeout());
+    }
+  }
+
+ private:
+  struct Sent {
+    int block;
+    std::uint32_t send;
+  };
+  struct Handed {
+    int block;
+    int use;
+  };
+  std::span<TravellingArray> travelling_;
+  std::vector<Sent> sent_;
+  std::vector<Handed> handed_;
+  std::size_t next_sent_ = 0, next_handed_ = 0, finished_ = 0;
+};
 
 }  // namespace
 
@@ -103,13 +208,44 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
     strata::detail::WorkerScope worker(t);
     const int w = r * T + t;
     const auto& order = s.order[static_cast<std::size_t>(w)];
+    HandedBlocks passed(travelling);
+    // The blocks this worker is home to start at their first users: passed on, as if
+    // this worker had just used them (so flow control counts them).
+    if (!travelling.empty())
+      for (int b = 0; b < s.blocks; ++b) {
+        const auto& users = s.users[static_cast<std::size_t>(b)];
+        if (users.back() != w) continue;
+        if (rank_of(users.front()) == r) {
+          passed.handed(b, 0);
+          continue;
+        }
+        passed.sent(b, state);
+        for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(users.front()), b);
+      }
+    // Flow control: a worker holds its current block, and the blocks it has kept for
+    // good this pass (its home blocks, at the end) and passed on but the next worker has
+    // not taken count against its share of blocks, k + 1 (k: blocks per worker).
+    const std::size_t share = static_cast<std::size_t>(s.blocks / s.workers) + 1;
+    std::size_t kept = 0;
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {
       const int b = order[static_cast<std::size_t>(step)];
       const int u = s.use_at(w, step);
+      if (!travelling.empty()) passed.wait_until_at_most(share > kept ? share - kept : 0, rt.comm(), state, w);
+      const auto& users = s.users[static_cast<std::size_t>(b)];
+      // A block's first user takes it from its home (its last user, in the pass before).
+      if (u == 0 && rank_of(users.back()) != r) {
+        const auto wait_start = std::chrono::steady_clock::now();
+        for (auto& a : travelling)
+          rt.comm().recv(block_bytes(a, b), rank_of(users.back()), b,
+                         fmt::format("time block {} from its home rank {} (worker {} at step {})", b,
+                                     rank_of(users.back()), w, step));
+        waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
+      }
       if (u > 0) {
         const auto wait_start = std::chrono::steady_clock::now();
-        const int prev = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u - 1)];
+        const int prev = users[static_cast<std::size_t>(u - 1)];
         if (rank_of(prev) != r) {
+          cancel_release(state[static_cast<std::size_t>(b)]);
           for (auto& a : travelling)
             rt.comm().recv(block_bytes(a, b), rank_of(prev), b,
                            fmt::format("time block {} from rank {} (worker {} at step {})", b, rank_of(prev), w, step));
@@ -127,14 +263,21 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
       }
       run_block(t, step, b);
       state[static_cast<std::size_t>(b)].released.store(u + 1, std::memory_order_release);
-      if (u + 1 < static_cast<int>(s.users[static_cast<std::size_t>(b)].size())) {
-        const int next = s.users[static_cast<std::size_t>(b)][static_cast<std::size_t>(u + 1)];
-        if (rank_of(next) != r)
+      if (u + 1 == static_cast<int>(users.size())) {
+        ++kept;
+      } else if (!travelling.empty()) {
+        const int next = users[static_cast<std::size_t>(u + 1)];
+        if (rank_of(next) != r) {
+          passed.sent(b, state);
           for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(next), b);
+        } else {
+          passed.handed(b, u + 1);
+        }
       }
     }
     const auto drain_start = std::chrono::steady_clock::now();
     rt.comm().wait_sends();
+    passed.release_all(state);
     waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(drain_start);
   });
   double total = 0;

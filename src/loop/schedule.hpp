@@ -39,11 +39,17 @@ struct BlockSchedule {
   }
   /// The round a step belongs to.
   int round_of(int step) const { return step / blocks; }
+  /// Per block, the rank of its last user (workers are ranks x threads): where the rows
+  /// of arrays that travel with it stay between passes, and whence its first user
+  /// receives them.
+  std::vector<int> home_ranks(int threads) const;
 
-  /// Unordered rotation: worker w starts at block k*w (k = blocks / workers) and
+  /// Unordered rotation: worker w starts at block k*(w+1) (k = blocks / workers) and
   /// walks forward cyclically, so every worker has k blocks of slack before it needs
   /// the next one from its neighbour (transfers overlap computation). With r rounds
-  /// the walk goes round r times.
+  /// the walk goes round r times. Worker w is the last user of blocks [k*w, k*(w+1)),
+  /// and their first user is its neighbour w-1: a pass starts and ends with every
+  /// block on its last user, so rows that travel need not move between passes.
   static BlockSchedule rotation(int workers, int blocks_per_worker, int rounds = 1);
   /// Ordered wavefront: every worker runs blocks 0..B-1 in order; block b goes from
   /// worker 0 to worker W-1. Worker w waits only on worker w-1.
@@ -63,7 +69,11 @@ struct TravellingArray {
 
 /// Runs the schedule on this rank: thread t of rank r is worker r*T + t and calls
 /// run_block(t, step, block) for each of its blocks. Rows of `travelling` arrays are
-/// received before and sent after each block whose neighbour user is on another rank.
+/// received before and sent after each block whose neighbour user is on another rank;
+/// they start on the block's home rank (home_ranks), which sends each block to its
+/// first user, and end there. A block this rank has sent on gives its pages back to
+/// the system once the send completes (strata::detail::release_pages), so a rank
+/// holds the blocks in use, not the array.
 /// With `rank0_only`, the schedule's workers are rank 0's threads alone (gathered plans).
 /// Returns the seconds this rank's threads spent waiting for blocks, summed.
 double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,

@@ -152,9 +152,24 @@ class MpiComm final : public Comm {
   }
 
   void isend(std::span<const std::byte> data, int dest, int tag) override {
-    std::vector<MPI_Request>& mine = pending_sends();
-    post_chunks_on(p2p_, const_cast<std::byte*>(data.data()), data.size(), dest, tag, true, mine);
+    PendingSends& mine = pending_sends();
+    post_chunks_on(p2p_, const_cast<std::byte*>(data.data()), data.size(), dest, tag, true, mine.requests);
+    mine.ends.push_back(mine.requests.size());
     sent_by_threads_.fetch_add(data.size(), std::memory_order_relaxed);
+  }
+
+  std::size_t finished_sends() override {
+    PendingSends& mine = pending_sends();
+    std::size_t finished = 0;
+    for (; mine.next < mine.ends.size(); ++mine.next, ++finished) {
+      const std::size_t from = mine.next == 0 ? 0 : mine.ends[mine.next - 1];
+      int done = 0;
+      check(MPI_Testall(static_cast<int>(mine.ends[mine.next] - from), mine.requests.data() + from, &done,
+                        MPI_STATUSES_IGNORE),
+            "completion of a block send");
+      if (!done) break;
+    }
+    return finished;
   }
 
   void recv(std::span<std::byte> data, int src, int tag, const std::string& what) override {
@@ -164,9 +179,9 @@ class MpiComm final : public Comm {
   }
 
   void wait_sends() override {
-    std::vector<MPI_Request>& mine = pending_sends();
-    wait_quietly(mine, "completion of block sends");
-    mine.clear();
+    PendingSends& mine = pending_sends();
+    wait_quietly(mine.requests, "completion of block sends");
+    mine = {};
   }
 
   void mail(int dest, Bytes message) override {
@@ -229,9 +244,17 @@ class MpiComm final : public Comm {
   }
 
  private:
-  // The calling thread's outstanding point-to-point sends.
-  std::vector<MPI_Request>& pending_sends() {
-    thread_local std::vector<MPI_Request> sends;
+  // The calling thread's point-to-point sends since its last wait_sends: their requests
+  // (a message may take several chunks), where each message's requests end, and the
+  // first message finished_sends has not yet seen complete. Completed requests are
+  // MPI_REQUEST_NULL, which the final wait accepts.
+  struct PendingSends {
+    std::vector<MPI_Request> requests;
+    std::vector<std::size_t> ends;
+    std::size_t next = 0;
+  };
+  PendingSends& pending_sends() {
+    thread_local PendingSends sends;
     return sends;
   }
 

@@ -36,6 +36,7 @@ class SelfComm final : public Comm {
   void recv(std::span<std::byte>, int, int, const std::string&) override {
     throw InternalError("recv on a one-rank job: there is no other rank");
   }
+  std::size_t finished_sends() override { return 0; }
   void wait_sends() override {}
   void mail(int dest, Bytes message) override {
     STRATA_CHECK(dest == 0, "mail to a rank that does not exist");

@@ -39,11 +39,12 @@ losses() { grep -v '^#' "$1" | cut -d, -f1,6-; }
   fail "mh: 1x2 and 2x1 differ: $(paste -d'|' mh_2t.csv mh_2r.csv | tail -2)"
 [ "$(losses mh_dp_1r.csv)" = "$(losses mh_dp_2r.csv)" ] ||
   fail "mh data-parallel: 1x2 and 2x1 differ: $(paste -d'|' mh_dp_1r.csv mh_dp_2r.csv | tail -2)"
-# Both samplers learn the three themes: the loss falls well below its first pass (measured:
-# 5.90 -> 5.61 under the 2-D plan, both samplers; 5.90 -> 5.79 data-parallel, whose word
-# counts change only at the end of a pass).
+# Both samplers learn the three themes: the loss falls well below its first pass (measured
+# under the 2-D plan over seeds 1-6 and 42: 5.90 -> 5.52-5.72, both samplers, the mode
+# a seed's chain settles in deciding; 5.90 -> 5.79 data-parallel, whose word counts
+# change only at the end of a pass).
 lcol=$(grep -v '^#' mh_2t.csv | sed -n 1p | tr ',' '\n' | grep -n '^loss$' | cut -d: -f1)
-for run_drop in mh_2t:0.2 sparse_2t:0.2 mh_dp_2r:0.07; do
+for run_drop in mh_2t:0.15 sparse_2t:0.15 mh_dp_2r:0.07; do
   name=${run_drop%:*}
   first=$(grep -v '^#' "$name.csv" | sed -n 2p | cut -d, -f"$lcol")
   last=$(tail -1 "$name.csv" | cut -d, -f"$lcol")

@@ -76,6 +76,7 @@ constexpr Rule kRules[] = {
     {"include/strata/runtime.hpp", Layer::foundation},
     {"include/strata/thread_pool.hpp", Layer::foundation},
     {"include/strata/detail/collective_error.hpp", Layer::foundation},
+    {"include/strata/detail/dense_storage.hpp", Layer::foundation},
     {"include/strata/detail/huge_pages.hpp", Layer::foundation},
     {"include/strata/detail/journaled_state.hpp", Layer::foundation},
     {"include/strata/detail/pack.hpp", Layer::foundation},

@@ -36,7 +36,7 @@ TEST(BlockSchedule, RotationWithOneRoundVisitsEveryBlockOnce) {
   EXPECT_EQ(s.blocks, 6);
   EXPECT_EQ(s.rounds, 1);
   expect_consistent(s);
-  // Worker w starts at block 2w, so at every step the workers hold distinct blocks.
+  // Worker w starts at block 2(w+1), so at every step the workers hold distinct blocks.
   for (int step = 0; step < s.blocks; ++step) {
     std::set<int> held;
     for (int w = 0; w < 3; ++w) held.insert(s.order[static_cast<std::size_t>(w)][static_cast<std::size_t>(step)]);
@@ -58,6 +58,22 @@ TEST(BlockSchedule, RotationInRoundsGoesRoundAgainInTheSameOrder) {
     const auto& users = s.users[static_cast<std::size_t>(b)];
     ASSERT_EQ(users.size(), 8U);
     for (std::size_t u = 0; u < users.size(); ++u) EXPECT_EQ(users[u], one.users[static_cast<std::size_t>(b)][u % 2]);
+  }
+}
+
+// A block ends every pass on its home, worker b / k (its last user), and its first
+// user is the home's neighbour w - 1, which starts with it: travelling rows start and
+// end a pass where they lie between passes, and reach the first user in one hop.
+TEST(BlockSchedule, RotationEndsEveryBlockAtItsHome) {
+  for (const int rounds : {1, 3}) {
+    const auto s = BlockSchedule::rotation(4, 3, rounds);
+    EXPECT_EQ(s.home_ranks(2), (std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}));
+    for (int b = 0; b < s.blocks; ++b) {
+      const auto& users = s.users[static_cast<std::size_t>(b)];
+      EXPECT_EQ(users.back(), b / 3);
+      EXPECT_EQ(users.front(), (b / 3 + 3) % 4);
+      EXPECT_EQ(s.step_of(users.front(), b), b % 3) << "the first user starts with the blocks of its neighbour";
+    }
   }
 }
 

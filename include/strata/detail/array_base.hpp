@@ -98,9 +98,17 @@ class ArrayBase {
   /// Collective, dense arrays: every rank's storage becomes the whole array (gathered),
   /// so blocks of rows along dimension 0 can travel between ranks during a loop.
   virtual void travel_begin() = 0;
-  /// Collective: back to the partition held before travel_begin. Rows [rows[b],
-  /// rows[b+1]) of each block b in `held` are this rank's final version.
-  virtual void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) = 0;
+  /// Collective, dense arrays, for the time blocks of a 2-D plan (block b is rows
+  /// [rows[b], rows[b+1]) along dimension 0; home_rank[b] is the rank it starts and ends
+  /// a journey on): the storage addresses the whole array, but holds only the rows of
+  /// this rank's home blocks; the rest costs no memory until a block arrives
+  /// (DenseStorage), and a block that leaves is released again. Where the array's part
+  /// is exactly its home blocks (2-D plans lay it out so), nothing moves.
+  virtual void travel_begin(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) = 0;
+  /// Collective: back to the partition held before travel_begin, every block b on rank
+  /// home_rank[b] again. Where the part is the home blocks, the storage keeps them in
+  /// place and gives the rest back (no communication).
+  virtual void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) = 0;
   /// After travel_begin on an array the loop only read (every rank holds the same
   /// whole array): back to the partition held before, keeping this rank's part.
   /// Local, no communication.

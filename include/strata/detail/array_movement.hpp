@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -47,6 +48,20 @@ void gather_dense(Comm& comm, const Distribution& dist, std::span<const std::byt
 void place_dense_pieces(Comm& comm, const Distribution& dist, const std::vector<IndexSet>& my_box,
                         std::span<const DensePiece> pieces, const BoxOfPiece& box_of,
                         std::size_t element_size, std::span<std::byte> mine);
+
+/// Collective: the blocks of rows along dimension 0 (block b: rows [rows[b], rows[b+1])),
+/// each from the ranks' parts under `dist` (`local`: this rank's, in box order) to rank
+/// to_rank[b]. `whole` addresses the full array row-major; only the rows of this rank's
+/// blocks are written.
+void scatter_dense_blocks(Comm& comm, const Distribution& dist, std::span<const std::byte> local,
+                          std::size_t element_size, const std::vector<std::int64_t>& rows,
+                          const std::vector<int>& to_rank, std::span<std::byte> whole);
+
+/// The rows [first, second) along dimension 0 of the blocks b with rank_of[b] == `rank`
+/// (block b: rows [rows[b], rows[b+1])), when they are one range (empty: an empty
+/// range); nullopt when they are not.
+std::optional<std::pair<std::int64_t, std::int64_t>> rows_of_blocks(const std::vector<std::int64_t>& rows,
+                                                                    const std::vector<int>& rank_of, int rank);
 
 /// Local: copies the elements common to boxes `from` and `to` from `src` (box `from`,
 /// row-major) to `dst` (box `to`, row-major).

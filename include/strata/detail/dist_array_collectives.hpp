@@ -99,7 +99,7 @@ auto DistArray<T, N>::map(F&& f) const {
         out.values_[k] = call_map(f, keys_[k], values_[k]);
     });
   } else {
-    out.dense_.resize(dense_.size());
+    out.dense_ = detail::DenseStorage<U>(dense_.size());
     const_cast<DistArray*>(this)->parallel_local([&](std::int64_t k, const Index<N>& i) {
       out.dense_[static_cast<std::size_t>(k)] = call_map(f, i, dense_[static_cast<std::size_t>(k)]);
     });
@@ -120,7 +120,7 @@ void DistArray<T, N>::repartition(const Partition& p) {
     return;
   }
   const Distribution old = dist_;
-  const std::vector<T> mine = std::move(dense_);
+  const detail::DenseStorage<T> mine = std::move(dense_);
   const detail::DensePiece piece{rt_->rank(), std::as_bytes(std::span<const T>(mine))};
   const detail::AnonymousArrays temporary;
   *this = assemble_dense(*rt_, shape_, p, std::span(&piece, 1),

@@ -86,23 +86,84 @@ void DistArray<T, N>::travel_begin() {
     throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
   travel_partition_ = dist_.partition();
   travel_version_ = structure_version();
-  std::vector<T> full = gather();
+  detail::DenseStorage<T> full(static_cast<std::size_t>(volume(shape_)));
+  detail::gather_dense(rt_->comm(), dist_, std::as_bytes(std::span<const T>(dense_)), sizeof(T),
+                       std::as_writable_bytes(std::span<T>(full)));
   dense_ = std::move(full);
   for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
   recompute_strides();
 }
 
 template <class T, std::size_t N>
-void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& held) {
-  const std::int64_t row_elems = shape_[0] > 0 ? volume(shape_) / shape_[0] : 0;
+std::optional<std::pair<std::int64_t, std::int64_t>> DistArray<T, N>::part_is_home_blocks(
+    const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) const {
+  auto mine = detail::rows_of_blocks(rows, home_rank, rt_->rank());
+  if (mine) {
+    const auto [lo, hi] = *mine;
+    const IndexSet& part = box_[0];
+    if (part.size() != hi - lo || (hi > lo && (!part.contiguous() || part.begin() != lo))) mine.reset();
+    for (std::size_t d = 1; d < N; ++d)
+      if (box_[d].size() != shape_[d]) mine.reset();
+  }
+  // Every rank takes the same path (the other one is collective).
+  if (rt_->comm().allreduce(std::int64_t{mine ? 1 : 0}, ReduceOp::min) == 0) return std::nullopt;
+  return mine;
+}
+
+template <class T, std::size_t N>
+void DistArray<T, N>::travel_begin(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) {
+  if (sparse_)
+    throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
+  travel_partition_ = dist_.partition();
+  travel_version_ = structure_version();
+  const auto whole = static_cast<std::size_t>(volume(shape_));
+  if (const auto mine = part_is_home_blocks(rows, home_rank)) {
+    // The rank's rows are where they start: no communication. Storage left by the last
+    // journey already addresses the whole array with the rows in place.
+    const auto at = static_cast<std::size_t>(mine->first * row_elements());
+    if (dense_.allocated() == whole && dense_.window_start() == at) {
+      dense_.widen();
+    } else {
+      // No huge pages: blocks are released page by page as they leave.
+      detail::DenseStorage<T> full(whole, /*huge_pages=*/false);
+      constexpr std::size_t kChunk = (std::size_t{4} << 20) / sizeof(T) + 1;  // copied, then released
+      for (std::size_t k = 0; k < dense_.size(); k += kChunk) {
+        const std::size_t n = std::min(kChunk, dense_.size() - k);
+        std::memcpy(static_cast<void*>(full.data() + at + k), dense_.data() + k, n * sizeof(T));
+        dense_.release(k, n);
+      }
+      dense_ = std::move(full);
+    }
+  } else {
+    detail::DenseStorage<T> full(whole, /*huge_pages=*/false);
+    detail::scatter_dense_blocks(rt_->comm(), dist_, std::as_bytes(std::span<const T>(dense_)), sizeof(T), rows,
+                                 home_rank, std::as_writable_bytes(std::span<T>(full)));
+    dense_ = std::move(full);
+  }
+  for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
+  recompute_strides();
+}
+
+template <class T, std::size_t N>
+void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) {
+  const Shape<N> shape = shape_;
+  box_ = dist_.box(rt_->rank());  // the part held before the journey
+  if (const auto mine = part_is_home_blocks(rows, home_rank)) {
+    dense_.narrow(static_cast<std::size_t>(mine->first * row_elements()),
+                  static_cast<std::size_t>((mine->second - mine->first) * row_elements()));
+    recompute_strides();
+    restore_structure_version(travel_version_);
+    return;
+  }
+  const std::int64_t row_elems = row_elements();
   const std::span<const std::byte> all = std::as_bytes(std::span<const T>(dense_));
   std::vector<detail::DensePiece> pieces;
-  for (int b : held) {
-    const auto begin = static_cast<std::size_t>(rows[static_cast<std::size_t>(b)] * row_elems) * sizeof(T);
-    const auto end = static_cast<std::size_t>(rows[static_cast<std::size_t>(b) + 1] * row_elems) * sizeof(T);
-    pieces.push_back({b, all.subspan(begin, end - begin)});
+  for (std::size_t b = 0; b < home_rank.size(); ++b) {
+    if (home_rank[b] != rt_->rank()) continue;
+    const auto begin = static_cast<std::size_t>(rows[b] * row_elems) * sizeof(T);
+    const auto end = static_cast<std::size_t>(rows[b + 1] * row_elems) * sizeof(T);
+    pieces.push_back({static_cast<std::int64_t>(b), all.subspan(begin, end - begin)});
   }
-  const Shape<N> shape = shape_;
   const detail::AnonymousArrays temporary;
   DistArray home = assemble_dense(*rt_, shape, travel_partition_, pieces, [&](std::int64_t b) {
     std::vector<IndexSet> box;
@@ -118,7 +179,7 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const st
 
 template <class T, std::size_t N>
 void DistArray<T, N>::travel_drop() {
-  const std::vector<T> full = std::move(dense_);
+  const detail::DenseStorage<T> full = std::move(dense_);
   const detail::AnonymousArrays temporary;
   DistArray mine(*rt_, shape_, travel_partition_, false);
   mine.allocate_dense();

@@ -1,0 +1,115 @@
+// Arrays that travel with a 2-D plan's time blocks across ranks: a rank starts with the
+// rows of the blocks its workers use first, holds only the blocks in use while the
+// loop runs (a block's pages go back to the system once it has been sent on), and
+// ends with its own rows again. The results still equal the plan's equivalent order.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "loop/inspect.hpp"  // the plan's block schedule (not API)
+#include "strata/loop/parallel_for.hpp"
+#include "test_runtime.hpp"
+
+namespace strata {
+namespace {
+using testing::rt;
+
+// An SGD step over rows of `width` floats, shared by the Strata body and the serial twin.
+void sgd_step(float* w, float* h, std::int64_t width, float r) {
+  float e = r;
+  for (std::int64_t k = 0; k < width; ++k) e -= w[k] * h[k];
+  for (std::int64_t k = 0; k < width; ++k) {
+    const float wk = w[k];
+    w[k] += 0.01f * (e * h[k] - 0.01f * wk);
+    h[k] += 0.01f * (e * wk - 0.01f * h[k]);
+  }
+}
+
+// `per_user` ratings a user at items drawn from a fixed stream; each rank builds the
+// users i with i % ranks == its rank.
+DistArray<float, 2> ratings(std::int64_t users, std::int64_t items, int per_user, std::map<Index<2>, float>* all) {
+  std::vector<Entry<float, 2>> mine;
+  for (std::int64_t i = 0; i < users; ++i) {
+    RandomStream rs(static_cast<std::uint64_t>(1000 + i));
+    std::map<std::int64_t, float> row;
+    while (static_cast<int>(row.size()) < per_user)
+      row[static_cast<std::int64_t>(rs.below(static_cast<std::uint64_t>(items)))] =
+          1.0f + static_cast<float>(rs.below(9)) * 0.5f;
+    for (const auto& [j, v] : row) {
+      if (all) (*all)[{i, j}] = v;
+      if (i % rt().size() == rt().rank()) mine.push_back({{i, j}, v});
+    }
+  }
+  return DistArray<float, 2>::sparse(rt(), {users, items}, mine);
+}
+
+// Blocks of several pages each go round the ranks three times a pass, so a block often
+// comes back to a rank, and is sent on again, before that rank has seen its earlier
+// send complete: the release of its pages must follow the latest send only.
+TEST(Travelling, BlocksOfSeveralPagesKeepEveryUpdate) {
+  constexpr std::int64_t kUsers = 3000, kItems = 1500, kWidth = 64;
+  std::map<Index<2>, float> all;
+  auto R = ratings(kUsers, kItems, 8, &all).set_name("R");
+  auto W = DistArray<float, 2>::randn(rt(), {kUsers, kWidth}, 0.1, 0.0, Partition::range(0), 31).set_name("W");
+  auto H = DistArray<float, 2>::randn(rt(), {kItems, kWidth}, 0.1, 0.0, Partition::range(0), 32).set_name("H");
+  std::vector<float> w_ref = W.gather(), h_ref = H.gather();
+  LoopOptions options;
+  options.rounds = 3;
+  auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), kWidth, r); };
+  for (int pass = 0; pass < 3; ++pass) {
+    const LoopReport report = parallel_for(R, body, options);
+    ASSERT_EQ(report.strategy, analysis::Strategy::two_d) << report.explain();
+    for (const auto& ij : equivalent_order(R, report))
+      sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kWidth)], &h_ref[static_cast<std::size_t>(ij[1] * kWidth)],
+               kWidth, all.at(ij));
+    ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
+    ASSERT_EQ(H.gather(), h_ref) << "pass " << pass;
+  }
+}
+
+// Kilobytes of the process's status line `name` (VmRSS, VmHWM).
+std::int64_t status_kib(const std::string& name) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(name + ":", 0) == 0) return std::stoll(line.substr(name.size() + 1));
+  return -1;
+}
+
+// The peak resident set of a rank during a loop call, less its resident set before,
+// plus the travelling array's own part (resident before): an upper bound on how much
+// of the travelling array the rank held at once. Anything else the call allocated
+// counts against it too.
+TEST(Travelling, ARankHoldsOnlyTheBlocksInUse) {
+  if (rt().size() == 1) GTEST_SKIP() << "nothing travels on one rank";
+  constexpr std::int64_t kUsers = 16384, kItems = 32768, kWidth = 256;  // W 16 MiB travels, H 32 MiB stays
+  auto R = ratings(kUsers, kItems, 4, nullptr).set_name("R");
+  auto W = DistArray<float, 2>::randn(rt(), {kUsers, kWidth}, 0.1, 0.0, Partition::range(0), 41).set_name("W");
+  auto H = DistArray<float, 2>::randn(rt(), {kItems, kWidth}, 0.1, 0.0, Partition::range(0), 42).set_name("H");
+  auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), kWidth, r); };
+  auto call = [&] { return parallel_for(R, body); };  // one loop site, one plan
+  const LoopReport first = call();  // plans, and lays W out by its first blocks
+  ASSERT_NE(first.explain().find("array W: travels with the time blocks"), std::string::npos) << first.explain();
+  call();  // the first calls also allocate what later calls reuse
+  const double w_bytes = static_cast<double>(kUsers * kWidth) * sizeof(float);
+  const double part = static_cast<double>(W.local_values().size()) * sizeof(float);
+  const std::int64_t before = status_kib("VmRSS");
+  { std::ofstream("/proc/self/clear_refs") << "5"; }  // the peak starts again from now
+  call();
+  const double held = static_cast<double>(status_kib("VmHWM") - before) * 1024.0 + part;
+  // A rank's workers start with their k blocks each, and a block a worker has sent on
+  // waits for the next worker, k steps behind: about k + 1 blocks a worker, a share
+  // (1 + 1/k) / ranks of W; 10 % of W more for pages, messages and the call's own
+  // allocations. Gathering W whole, as 2-D plans did, holds all of it.
+  const auto& schedule = loop::detail::plan_of(first).schedule;
+  const double k = static_cast<double>(schedule.blocks) / schedule.workers;
+  const double bound = w_bytes * ((1.0 + 1.0 / k) / rt().size() + 0.10);
+  std::printf("[rank %d] W %.1f MiB, this rank's part %.1f MiB, held at most %.1f MiB during a call (bound %.1f MiB)\n",
+              rt().rank(), w_bytes / (1 << 20), part / (1 << 20), held / (1 << 20), bound / (1 << 20));
+  EXPECT_LE(held, bound);
+}
+
+}  // namespace
+}  // namespace strata
