@@ -275,6 +275,9 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         // starts and ends where the array lies, and during one a rank holds the blocks in
         // use (DistArray::travel_begin, run_schedule's releases).
         a->repartition_to(Partition::range(0, home_block_bounds(plan, P, T)));
+        // A loop that only reads the array (an evaluation between passes) adopts its
+        // workers' homes as its split, so the two loops do not move it back and forth.
+        if (a->array_id() != 0) remember_split(a->array_id(), 0, home_block_bounds(plan, plan.workers, 1));
         break;
       }
       case Placement::cached: break;  // owners keep their shards; readers cache (ps::Table, src/ps)

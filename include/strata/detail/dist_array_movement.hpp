@@ -171,10 +171,11 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const st
     box[0] = IndexSet::range(rows[static_cast<std::size_t>(b)], rows[static_cast<std::size_t>(b) + 1]);
     return box;
   });
+  const std::uint64_t version = travel_version_;  // the assignment brings home's
   *this = std::move(home);
   // Back in the partition it had before travelling: the same structure, so plans
   // that use this array stay valid.
-  restore_structure_version(travel_version_);
+  restore_structure_version(version);
 }
 
 template <class T, std::size_t N>
@@ -187,8 +188,9 @@ void DistArray<T, N>::travel_drop() {
   for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
   detail::copy_box_overlap(whole, std::as_bytes(std::span<const T>(full)), mine.box_,
                            std::as_writable_bytes(std::span<T>(mine.dense_)), sizeof(T));
+  const std::uint64_t version = travel_version_;  // the assignment brings mine's
   *this = std::move(mine);
-  restore_structure_version(travel_version_);
+  restore_structure_version(version);
 }
 
 template <class T, std::size_t N>
