@@ -16,6 +16,7 @@
 #include "loop/relaxed_run.hpp"
 #include "loop/run_claims.hpp"
 #include "loop/spread.hpp"
+#include "strata/detail/huge_pages.hpp"
 
 namespace strata::loop::detail {
 namespace {
@@ -147,6 +148,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // Groups spread over the ranks run on their hosted iterations, and always claim
   // what they touch: the claims say which units each rank wrote (spread.hpp).
   const std::uint64_t sent_before = given.rt->comm().bytes_sent_total();
+  if (options.release_travelling_above < -1)
+    throw OptionError(fmt::format("LoopOptions::release_travelling_above must be -1 (automatic) or a number of "
+                                  "bytes, not {}",
+                                  options.release_travelling_above));
   bool hosted_changed = false;
   if (plan.hosted) {
     hosted_changed = refresh_hosted(*plan.hosted, given.refreshed());
@@ -329,9 +334,15 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
         const auto bytes = a->local_bytes();
         rows.push_back({bytes, shape[0] > 0 ? static_cast<std::int64_t>(bytes.size()) / shape[0] : 0, plan.time_bounds});
       }
+  std::int64_t travelling_bytes = 0;
+  for (const auto& a : rows) travelling_bytes += static_cast<std::int64_t>(a.storage.size());
+  const std::int64_t release_above =
+      options.release_travelling_above >= 0
+          ? options.release_travelling_above
+          : static_cast<std::int64_t>(std::min<std::uint64_t>(strata::detail::machine_memory() / 16, INT64_MAX));
   plan.last_wait_seconds = run_schedule(rt, plan.schedule, rows,
                                         [&](int th, int step, int block) { run_step(th, step, block, 0, SIZE_MAX); },
-                                        plan.gathered);
+                                        plan.gathered, travelling_bytes > release_above);
   if (relaxed.active()) relaxed.tick();  // a 2-D run over relaxed arrays is one clock
   for (auto* a : travelling) a->travel_end(plan.time_bounds, home_rank);
   return finish();

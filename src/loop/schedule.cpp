@@ -120,7 +120,7 @@ void cancel_release(BlockState& block) {
 // to the system as the sends complete, and those handed to a thread of this rank.
 class HandedBlocks {
  public:
-  explicit HandedBlocks(std::span<TravellingArray> travelling) : travelling_(travelling) {}
+  HandedBlocks(std::span<TravellingArray> travelling, bool release) : travelling_(travelling), release_(release) {}
   // Called before the block's sends start: once they have, it may come back and be
   // received here before this thread runs again, and that receive must see the release
   // it cancels.
@@ -143,7 +143,8 @@ class HandedBlocks {
       auto& release_after = state[static_cast<std::size_t>(b)].release_after;
       std::uint32_t expected = send;
       if (!release_after.compare_exchange_strong(expected, kReleasing, std::memory_order_acq_rel)) continue;
-      for (auto& a : travelling_) strata::detail::release_pages(block_bytes(a, b));
+      if (release_)
+        for (auto& a : travelling_) strata::detail::release_pages(block_bytes(a, b));
       release_after.store(0, std::memory_order_release);
     }
   }
@@ -188,6 +189,7 @@ class HandedBlocks {
     int use;
   };
   std::span<TravellingArray> travelling_;
+  bool release_;
   std::vector<Sent> sent_;
   std::vector<Handed> handed_;
   std::size_t next_sent_ = 0, next_handed_ = 0, finished_ = 0;
@@ -196,7 +198,8 @@ class HandedBlocks {
 }  // namespace
 
 double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
-                    const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only) {
+                    const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only,
+                    bool release) {
   const int T = rt.threads(), r = rank0_only ? 0 : rt.rank();
   if (rank0_only && rt.rank() != 0) return 0.0;
   STRATA_CHECK(s.workers == (rank0_only ? 1 : rt.size()) * T, "schedule workers must be ranks x threads");
@@ -208,7 +211,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
     strata::detail::WorkerScope worker(t);
     const int w = r * T + t;
     const auto& order = s.order[static_cast<std::size_t>(w)];
-    HandedBlocks passed(travelling);
+    HandedBlocks passed(travelling, release);
     // The blocks this worker is home to start at their first users: passed on, as if
     // this worker had just used them (so flow control counts them).
     if (!travelling.empty())

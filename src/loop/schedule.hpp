@@ -71,12 +71,14 @@ struct TravellingArray {
 /// run_block(t, step, block) for each of its blocks. Rows of `travelling` arrays are
 /// received before and sent after each block whose neighbour user is on another rank;
 /// they start on the block's home rank (home_ranks), which sends each block to its
-/// first user, and end there. A block this rank has sent on gives its pages back to
-/// the system once the send completes (strata::detail::release_pages), so a rank
-/// holds the blocks in use, not the array.
+/// first user, and end there. With `release`, a block this rank has sent on gives its
+/// pages back to the system once the send completes (strata::detail::release_pages),
+/// so a rank holds the blocks in use, not the array.
 /// With `rank0_only`, the schedule's workers are rank 0's threads alone (gathered plans).
+/// `release`: blocks sent on give their pages back (else they stay resident, unused).
 /// Returns the seconds this rank's threads spent waiting for blocks, summed.
 double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArray> travelling,
-                  const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only = false);
+                  const std::function<void(int thread, int step, int block)>& run_block, bool rank0_only = false,
+                  bool release = true);
 
 }  // namespace strata::loop

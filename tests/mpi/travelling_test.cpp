@@ -58,6 +58,7 @@ TEST(Travelling, BlocksOfSeveralPagesKeepEveryUpdate) {
   std::vector<float> w_ref = W.gather(), h_ref = H.gather();
   LoopOptions options;
   options.rounds = 3;
+  options.release_travelling_above = 0;  // the blocks' pages go back, whatever their size
   auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), kWidth, r); };
   for (int pass = 0; pass < 3; ++pass) {
     const LoopReport report = parallel_for(R, body, options);
@@ -68,6 +69,8 @@ TEST(Travelling, BlocksOfSeveralPagesKeepEveryUpdate) {
     ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
     ASSERT_EQ(H.gather(), h_ref) << "pass " << pass;
   }
+  options.release_travelling_above = -2;
+  EXPECT_THROW(parallel_for(R, body, options), OptionError);
 }
 
 // Kilobytes of the process's status line `name` (VmRSS, VmHWM).
@@ -89,7 +92,9 @@ TEST(Travelling, ARankHoldsOnlyTheBlocksInUse) {
   auto W = DistArray<float, 2>::randn(rt(), {kUsers, kWidth}, 0.1, 0.0, Partition::range(0), 41).set_name("W");
   auto H = DistArray<float, 2>::randn(rt(), {kItems, kWidth}, 0.1, 0.0, Partition::range(0), 42).set_name("H");
   auto body = [&](const Index<2>& ij, float& r) { sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), kWidth, r); };
-  auto call = [&] { return parallel_for(R, body); };  // one loop site, one plan
+  LoopOptions options;
+  options.release_travelling_above = 0;  // W is small next to the machine's memory
+  auto call = [&] { return parallel_for(R, body, options); };  // one loop site, one plan
   const LoopReport first = call();  // plans, and lays W out by its first blocks
   ASSERT_NE(first.explain().find("array W: travels with the time blocks"), std::string::npos) << first.explain();
   call();  // the first calls also allocate what later calls reuse

@@ -63,6 +63,14 @@ struct LoopOptions {
   /// layout. Set, they visit them in key order instead (docs/loops.md says what that
   /// costs SGD).
   bool key_order = false;
+  /// 2-D plans across ranks: arrays that follow the time dimension travel between
+  /// ranks with the blocks; a rank holds its home blocks between calls and, during
+  /// one, the blocks in use. Its storage addresses the whole array, and once a block
+  /// it sent on has arrived its pages go back to the system (to be faulted in again
+  /// when the block returns, about 10 % of mf's pass at 2 ranks) when the travelling
+  /// arrays together take more than this many bytes. -1 = automatic: a sixteenth of
+  /// the machine's memory; 0 = always.
+  std::int64_t release_travelling_above = -1;
 };
 
 }  // namespace strata
