@@ -324,7 +324,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   std::vector<strata::detail::ArrayBase*> travelling;
   std::vector<TravellingArray> rows;
   const std::vector<int> home_rank = plan.schedule.home_ranks(T);
-  if (rt.size() > 1)
+  if (rt.size() > 1 && !plan.gathered)  // a gathered plan's arrays are all on rank 0
     for (const auto& role : plan.roles)
       if (role.placement == Placement::travelling) {
         auto* a = strata::detail::ArrayBase::find_array(role.array_id);

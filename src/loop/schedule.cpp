@@ -233,7 +233,11 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
     for (int step = 0; step < static_cast<int>(order.size()); ++step) {
       const int b = order[static_cast<std::size_t>(step)];
       const int u = s.use_at(w, step);
-      if (!travelling.empty()) passed.wait_until_at_most(share > kept ? share - kept : 0, rt.comm(), state, w);
+      if (!travelling.empty()) {
+        const auto wait_start = std::chrono::steady_clock::now();
+        passed.wait_until_at_most(share > kept ? share - kept : 0, rt.comm(), state, w);
+        waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
+      }
       const auto& users = s.users[static_cast<std::size_t>(b)];
       // A block's first user takes it from its home (its last user, in the pass before).
       if (u == 0 && rank_of(users.back()) != r) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
@@ -71,6 +72,76 @@ TEST(Travelling, BlocksOfSeveralPagesKeepEveryUpdate) {
   }
   options.release_travelling_above = -2;
   EXPECT_THROW(parallel_for(R, body, options), OptionError);
+}
+
+// Not the apps' shapes: the travelling array holds rows of structs, starts in a block
+// partition (the layout moves it to its blocks' homes), and items are skewed (blocks of
+// very different sizes); releases forced. Still the equivalent order.
+struct Quad {
+  float v[4];
+};
+
+// sgd_step over a user row of 16 floats and an item row of 4 Quads.
+void quad_step(float* w, Quad* h, float r) {
+  float e = r;
+  for (int k = 0; k < 16; ++k) e -= w[k] * h[k / 4].v[k % 4];
+  for (int k = 0; k < 16; ++k) {
+    const float wk = w[k];
+    float& hk = h[k / 4].v[k % 4];
+    w[k] += 0.01f * (e * hk - 0.01f * wk);
+    hk += 0.01f * (e * wk - 0.01f * hk);
+  }
+}
+
+TEST(Travelling, StructRowsFromABlockPartitionWithSkewedBlocks) {
+  constexpr std::int64_t kUsers = 6000, kItems = 3000, kQuads = 4;  // H rows: 4 Quads = 16 floats
+  std::map<Index<2>, float> all;
+  std::vector<Entry<float, 2>> mine;
+  for (std::int64_t i = 0; i < kUsers; ++i) {
+    RandomStream rs(static_cast<std::uint64_t>(77 + i));
+    std::map<std::int64_t, float> row;
+    for (std::int64_t n = 0; n < 1 + i % 7; ++n) {
+      const double u = static_cast<double>(rs.below(1 << 20)) / (1 << 20);
+      row[static_cast<std::int64_t>(u * u * u * kItems)] = 0.5f + static_cast<float>(rs.below(10)) * 0.5f;
+    }
+    for (const auto& [j, v] : row) {
+      all[{i, j}] = v;
+      if (i % rt().size() == rt().rank()) mine.push_back({{i, j}, v});
+    }
+  }
+  auto R = DistArray<float, 2>::sparse(rt(), {kUsers, kItems}, mine).set_name("R");
+  auto W = DistArray<float, 2>::randn(rt(), {kUsers, 4 * kQuads}, 0.1, 0.0, Partition::range(0), 51).set_name("W");
+  auto H = DistArray<Quad, 2>::generate(
+               rt(), {kItems, kQuads},
+               [](const Index<2>& jq) {
+                 Quad q{};
+                 for (int k = 0; k < 4; ++k) q.v[k] = 0.01f * static_cast<float>((jq[0] * 7 + jq[1] * 3 + k) % 13);
+                 return q;
+               },
+               Partition::block2d(0, 1, rt().size()))  // a grid of ranks x 1 (row() needs whole rows)
+               .set_name("H");
+  std::vector<float> w_ref = W.gather();
+  std::vector<Quad> h_ref = H.gather();
+  LoopOptions options;
+  options.rounds = 2;
+  options.shuffle_seed = 9;
+  options.release_travelling_above = 0;
+  auto body = [&](const Index<2>& ij, float& r) {
+    quad_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r);
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    const LoopReport report = parallel_for(R, body, options);
+    ASSERT_EQ(report.strategy, analysis::Strategy::two_d) << report.explain();
+    if (rt().size() > 1) {
+      ASSERT_NE(report.explain().find("array H: travels with the time blocks"), std::string::npos) << report.explain();
+    }
+    for (const auto& ij : equivalent_order(R, report))
+      quad_step(&w_ref[static_cast<std::size_t>(ij[0] * 4 * kQuads)], &h_ref[static_cast<std::size_t>(ij[1] * kQuads)],
+                all.at(ij));
+    ASSERT_EQ(W.gather(), w_ref) << "pass " << pass;
+    const std::vector<Quad> h = H.gather();
+    ASSERT_EQ(std::memcmp(h.data(), h_ref.data(), h.size() * sizeof(Quad)), 0) << "pass " << pass;
+  }
 }
 
 // Kilobytes of the process's status line `name` (VmRSS, VmHWM).
