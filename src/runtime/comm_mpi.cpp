@@ -181,7 +181,9 @@ class MpiComm final : public Comm {
   void wait_sends() override {
     PendingSends& mine = pending_sends();
     wait_quietly(mine.requests, "completion of block sends");
-    mine = {};
+    mine.requests.clear();
+    mine.ends.clear();
+    mine.next = 0;
   }
 
   void mail(int dest, Bytes message) override {

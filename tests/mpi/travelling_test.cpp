@@ -144,6 +144,51 @@ TEST(Travelling, StructRowsFromABlockPartitionWithSkewedBlocks) {
   }
 }
 
+// The journey itself, through the engine's face of an array: from a part that is
+// exactly the rank's home blocks (no communication, the storage's window widened and
+// narrowed again, twice) and from any other partition (the blocks scattered and put
+// back); a rank writes the rows of its home blocks, and the array ends in the
+// partition it started in with every block's writes.
+TEST(Travelling, AJourneyKeepsTheHomeBlocksWritesFromAnyPartition) {
+  const int ranks = rt().size();
+  const std::vector<std::int64_t> rows{0, 5, 11, 20, 20, 31, 37, 44, 50};  // an empty block too
+  const auto blocks = rows.size() - 1;
+  std::vector<int> contiguous, dealt;  // homes: in rank order / dealt round the ranks
+  for (std::size_t b = 0; b < blocks; ++b) {
+    contiguous.push_back(static_cast<int>(b * static_cast<std::size_t>(ranks) / blocks));
+    dealt.push_back(static_cast<int>(b % static_cast<std::size_t>(ranks)));
+  }
+  std::vector<std::int64_t> bounds{0};
+  for (int r = 1; r <= ranks; ++r) {
+    std::size_t b = 0;
+    while (b < blocks && contiguous[b] < r) ++b;
+    bounds.push_back(rows[b]);
+  }
+  auto value = [](const Index<2>& i) { return static_cast<double>(i[0] * 10 + i[1]); };
+  for (const auto& [partition, home] : {std::pair(Partition::range(0, bounds), contiguous),
+                                       std::pair(Partition::hash(0), dealt), std::pair(Partition::range(1), dealt)}) {
+    auto a = DistArray<double, 2>::generate(rt(), {50, 3}, value, partition);
+    detail::ArrayBase& engine = a;
+    for (int journey = 1; journey <= 2; ++journey) {
+      engine.travel_begin(rows, home);
+      auto whole = a.local_values();
+      ASSERT_EQ(whole.size(), 150u) << "the storage addresses the whole array";
+      for (std::size_t b = 0; b < blocks; ++b) {
+        if (home[b] != rt().rank()) continue;
+        for (auto k = static_cast<std::size_t>(rows[b] * 3); k < static_cast<std::size_t>(rows[b + 1] * 3); ++k) {
+          ASSERT_EQ(whole[k], static_cast<double>(k / 3 * 10 + k % 3) + journey - 1) << partition.describe();
+          whole[k] += 1;
+        }
+      }
+      engine.travel_end(rows, home);
+      EXPECT_EQ(a.partition(), partition);
+      const std::vector<double> back = a.gather();
+      for (std::size_t k = 0; k < back.size(); ++k)
+        ASSERT_EQ(back[k], static_cast<double>(k / 3 * 10 + k % 3) + journey) << partition.describe() << " " << k;
+    }
+  }
+}
+
 // Kilobytes of the process's status line `name` (VmRSS, VmHWM).
 std::int64_t status_kib(const std::string& name) {
   std::ifstream status("/proc/self/status");
