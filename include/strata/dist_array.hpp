@@ -522,6 +522,9 @@ class DistArray : public detail::ArrayBase {
   std::vector<T> values_;         // sparse: values parallel to keys_
   Partition travel_partition_;       // the partition to return to after travel_end
   std::uint64_t travel_version_ = 0;  // the structure version to return to after travel
+  // Of a journey with time blocks: this rank's home rows, where every rank's part was
+  // its home blocks (travel_begin's collective decision, which travel_end follows).
+  std::optional<std::pair<std::int64_t, std::int64_t>> travel_home_rows_;
 };
 
 }  // namespace strata

@@ -54,20 +54,24 @@ struct ElementTag<std::array<S, K>> {
   static std::string get() { return ElementTag<S>::get() + "[" + std::to_string(K) + "]"; }
 };
 
-/// Whether deltas of element type T can be summed: T has `+=` (numbers, a row struct
-/// that defines it), or is a std::array of such (summed component by component).
+/// The component of an element type that deltas are summed and subtracted by: T
+/// itself, or for a std::array (of std::arrays...) its innermost element, taken
+/// component by component.
 template <class T>
-struct Summable {
-  static constexpr bool value = requires(T& a, const T& b) { a += b; };
+struct Component {
+  using type = T;
 };
 template <class S, std::size_t K>
-struct Summable<std::array<S, K>> {
-  static constexpr bool value = Summable<S>::value;
-};
+struct Component<std::array<S, K>> : Component<S> {};
 template <class T>
-inline constexpr bool summable_v = Summable<T>::value;
+using component_t = typename Component<T>::type;
 
-/// into += delta, as Buffers and apply::sum() sum deltas (see Summable).
+/// Whether deltas of element type T can be summed: its component has `+=` (numbers, a
+/// row struct that defines it).
+template <class T>
+inline constexpr bool summable_v = requires(component_t<T>& a, const component_t<T>& b) { a += b; };
+
+/// into += delta, as Buffers and apply::sum() sum deltas (see summable_v).
 template <class T>
 [[gnu::always_inline]] inline void add_into(T& into, const T& delta) {
   if constexpr (requires { into += delta; }) {
@@ -80,24 +84,17 @@ template <class T>
 }
 
 /// Whether two values of element type T subtract to the delta between them, which
-/// add_into adds back: numbers other than bool, a struct that defines `a - b`, or a
-/// std::array of such (component by component). A Hybrid table on several ranks sends
-/// such differences at its clocks (docs/relaxed_rows.md); other types keep the owners'
-/// path.
+/// add_into adds back: its component is a number other than bool or a struct that
+/// defines `a - b`. A Hybrid table on several ranks sends such differences at its
+/// clocks (docs/relaxed_rows.md); other types keep the owners' path.
 template <class T>
-struct Subtractable {
-  static constexpr bool value = std::is_arithmetic_v<T> ? !std::is_same_v<T, bool> : requires(const T& a, const T& b) {
-    { a - b } -> std::convertible_to<T>;
-  };
-};
-template <class S, std::size_t K>
-struct Subtractable<std::array<S, K>> {
-  static constexpr bool value = Subtractable<S>::value;
-};
-template <class T>
-inline constexpr bool subtractable_v = Subtractable<T>::value;
+inline constexpr bool subtractable_v =
+    std::is_arithmetic_v<component_t<T>> ? !std::is_same_v<component_t<T>, bool>
+                                         : requires(const component_t<T>& a, const component_t<T>& b) {
+                                             { a - b } -> std::convertible_to<component_t<T>>;
+                                           };
 
-/// now - before as a delta (see Subtractable); integers wrap, as their sums do.
+/// now - before as a delta (see subtractable_v); integers wrap, as their sums do.
 template <class T>
 [[gnu::always_inline]] inline T difference_of(const T& now, const T& before) {
   if constexpr (std::is_integral_v<T>) {

@@ -117,7 +117,8 @@ void DistArray<T, N>::travel_begin(const std::vector<std::int64_t>& rows, const 
   travel_partition_ = dist_.partition();
   travel_version_ = structure_version();
   const auto whole = static_cast<std::size_t>(volume(shape_));
-  if (const auto mine = part_is_home_blocks(rows, home_rank)) {
+  travel_home_rows_ = part_is_home_blocks(rows, home_rank);
+  if (const auto& mine = travel_home_rows_) {
     // The rank's rows are where they start: no communication. Storage left by the last
     // journey already addresses the whole array with the rows in place.
     const auto at = static_cast<std::size_t>(mine->first * row_elements());
@@ -146,15 +147,15 @@ void DistArray<T, N>::travel_begin(const std::vector<std::int64_t>& rows, const 
 
 template <class T, std::size_t N>
 void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) {
-  const Shape<N> shape = shape_;
-  box_ = dist_.box(rt_->rank());  // the part held before the journey
-  if (const auto mine = part_is_home_blocks(rows, home_rank)) {
-    dense_.narrow(static_cast<std::size_t>(mine->first * row_elements()),
-                  static_cast<std::size_t>((mine->second - mine->first) * row_elements()));
+  if (travel_home_rows_) {  // every rank started with its home blocks in place
+    const auto [lo, hi] = *std::exchange(travel_home_rows_, std::nullopt);
+    box_ = dist_.box(rt_->rank());  // the part held before the journey
+    dense_.narrow(static_cast<std::size_t>(lo * row_elements()), static_cast<std::size_t>((hi - lo) * row_elements()));
     recompute_strides();
     restore_structure_version(travel_version_);
     return;
   }
+  const Shape<N> shape = shape_;
   const std::int64_t row_elems = row_elements();
   const std::span<const std::byte> all = std::as_bytes(std::span<const T>(dense_));
   std::vector<detail::DensePiece> pieces;

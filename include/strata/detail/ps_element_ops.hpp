@@ -129,7 +129,7 @@ class ElementOps {
   virtual void add_bytes(std::byte* to, const std::byte* delta) const = 0;
   /// Arithmetic elements: `n` values at `values` (stride apart) as doubles.
   virtual void to_doubles(const std::byte* values, std::size_t stride, std::size_t n, double* out) const = 0;
-  /// Whether a change of value is a delta (strata::Subtractable, aligned to at most 8
+  /// Whether a change of value is a delta (strata::subtractable_v, aligned to at most 8
   /// bytes): a rank's replica of a Hybrid table sends `now - before` (table_replica.cpp).
   virtual bool subtracts() const = 0;
   /// out[j] = now[j] - before[j] for the `n` elements (subtracts() only; difference_of).
