@@ -121,7 +121,10 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
   }
   fill_work_lists(*plan, run_view(*plan, space), options, group_thread, steps);
-  if (plan->split) plan->split->arrange(plan->work);
+  if (plan->split) {
+    plan->split->arrange(plan->work);
+    plan->list_of_position = {};  // arranged out of position order
+  }
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;
     for (const auto& w : plan->work) {

@@ -183,6 +183,7 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
   Runtime& rt = *space.rt;
   std::shared_ptr<Plan> plan = cached_plan(space, body, options, where);
   if (!plan->verified) {
+    pack_ahead(space, body, *plan);
     strata::detail::RunSnapshot before(changed_by(*plan, space, body));
     std::string failure = run_plan(space, body, *plan, options, true);
     if (failure.empty()) {

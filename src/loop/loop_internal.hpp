@@ -147,6 +147,10 @@ bool strategy_has_one_step(const Plan& plan);
 /// Collective.
 std::string run_plan(const SpaceView& space, const LoopBody& body, Plan& plan, const LoopOptions& options,
                      bool verify);
+/// Makes the plan's work records ahead of its first run (run_plan makes them
+/// otherwise), so that they are not made while a snapshot of the arrays is held too:
+/// the packing keeps the plan's lists by position until it is done.
+void pack_ahead(const SpaceView& space, const LoopBody& body, Plan& plan);
 
 // ---- schedules of loop calls (schedule_rows.cpp) ------------------------------
 

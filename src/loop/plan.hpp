@@ -19,6 +19,7 @@
 #include "strata/detail/array_base.hpp"
 #include "strata/loop/loop_options.hpp"
 #include "strata/loop/loop_report.hpp"
+#include "loop/record_bytes.hpp"
 #include "loop/recorder.hpp"
 #include "loop/schedule.hpp"
 
@@ -103,7 +104,12 @@ struct Plan {
   std::vector<std::vector<std::vector<std::uint32_t>>> work;
   /// The same work as contiguous (index, value pointer) records, built by the executor
   /// on first use: streaming them beats gathering keys and values through positions.
-  std::vector<std::vector<std::vector<std::byte>>> packed;
+  std::vector<std::vector<RecordBytes>> packed;
+  /// Until the records are packed: each local iteration's list (thread x steps + step),
+  /// by position, when every list is in position order and there are at most 2^16
+  /// lists (fill_work_lists), so that packing reads the iterations in order; empty
+  /// otherwise.
+  std::vector<std::uint16_t> list_of_position;
   /// Fingerprint of the iteration space's values when the copies in `packed` were made.
   std::uint64_t packed_fingerprint = 0;
   std::int64_t groups = 0;

@@ -74,25 +74,56 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, const StepRunner& run_step) {
 // thread that streams them).
 void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
   const std::size_t rs = body.record_size, vo = body.value_offset, es = space.elem_size;
-  const auto index_bytes = static_cast<std::size_t>(space.dims) * sizeof(std::int64_t);
+  const auto dims = static_cast<std::size_t>(space.dims);
+  const std::size_t index_bytes = dims * sizeof(std::int64_t);
   plan.packed.resize(plan.work.size());
   STRATA_CHECK(static_cast<int>(plan.work.size()) == space.rt->threads(), "a plan's work lists are per thread");
+  const std::vector<std::uint16_t>& list_of = plan.list_of_position;
+  const bool in_order = list_of.size() == static_cast<std::size_t>(space.local_nnz);
   space.rt->pool().run([&](int thread) {
     const auto th = static_cast<std::size_t>(thread);
     std::int64_t index[4];
-    for (const auto& positions : plan.work[th]) {
-      auto& bytes = plan.packed[th].emplace_back(positions.size() * rs);
-      std::byte* rec = bytes.data();
-      for (const std::uint32_t pos : positions) {
+    auto pack = [&](std::byte* rec, std::uint32_t pos) {
+      if (space.sparse) {
+        copy_field(rec, space.keys + static_cast<std::size_t>(pos) * dims, index_bytes);
+      } else {
         index_at(space, pos, index);
-        std::memcpy(rec, index, index_bytes);
-        std::byte* value = space.values + static_cast<std::size_t>(pos) * es;
-        if (body.reads_only) std::memcpy(rec + vo, value, es);
-        else std::memcpy(rec + vo, &value, sizeof value);
-        rec += rs;
+        copy_field(rec, index, index_bytes);
       }
+      std::byte* value = space.values + static_cast<std::size_t>(pos) * es;
+      if (body.reads_only) copy_field(rec + vo, value, es);
+      else std::memcpy(rec + vo, &value, sizeof value);
+    };
+    const auto& lists = plan.work[th];
+    auto& out = plan.packed[th];
+    for (const auto& positions : lists) out.emplace_back(positions.size() * rs);
+    if (!in_order) {
+      for (std::size_t step = 0; step < lists.size(); ++step) {
+        std::byte* rec = out[step].data();
+        for (const std::uint32_t pos : lists[step]) pack(rec, pos), rec += rs;
+      }
+      return;
+    }
+    // Every list in position order: one pass over the thread's positions reads the
+    // keys and values in order (read list by list, they were a strided gather).
+    std::vector<std::byte*> cursor;
+    std::uint32_t lo = UINT32_MAX, hi = 0;
+    for (std::size_t step = 0; step < lists.size(); ++step) {
+      cursor.push_back(out[step].data());
+      if (!lists[step].empty()) lo = std::min(lo, lists[step].front()), hi = std::max(hi, lists[step].back());
+    }
+    const std::size_t first = th * lists.size();
+    for (std::size_t pos = lo; pos <= hi && lo <= hi; ++pos) {
+      const std::size_t step = list_of[pos] - first;
+      if (step >= lists.size()) continue;  // another thread's (wrapped below `first` too)
+      pack(cursor[step], static_cast<std::uint32_t>(pos));
+      cursor[step] += rs;
     }
   });
+  plan.list_of_position = {};
+  // The copies of the elements are as of now.
+  if (body.reads_only && !plan.hosted)
+    plan.packed_fingerprint = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * es});
 }
 
 // Speculative runs: each iteration's index goes to the checker first. Once one thread
@@ -138,6 +169,11 @@ class OfferHook final : public IterationHook {
 
 }  // namespace
 
+void pack_ahead(const SpaceView& given, const LoopBody& body, Plan& plan) {
+  // A spread plan's hosted iterations are refreshed by its run first.
+  if (plan.packed.empty() && !plan.hosted) pack_records(run_view(plan, given), body, plan);
+}
+
 bool strategy_has_one_step(const Plan& plan) {
   const auto s = plan.choice.strategy;
   return s != analysis::Strategy::two_d && s != analysis::Strategy::two_d_skewed;
@@ -160,11 +196,12 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   const SpaceView space = run_view(plan, given);
   Runtime& rt = *space.rt;
   const auto run_start = std::chrono::steady_clock::now();
-  if (plan.packed.empty()) pack_records(space, body, plan);
+  const bool packed_now = plan.packed.empty();
+  if (packed_now) pack_records(space, body, plan);
   // The copies are refreshed only when the elements changed since they were made
   // (a sequential fingerprint costs far less than gathering them again).
   // (Hosted elements change only when refresh_hosted copies them again.)
-  bool refresh = hosted_changed;
+  bool refresh = hosted_changed && !packed_now;
   if (body.reads_only && !plan.hosted) {
     const auto fp = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * space.elem_size});
     refresh = fp != plan.packed_fingerprint;
@@ -248,8 +285,8 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     const std::size_t n = std::min(to, packed.size() / body.record_size);
     if (refresh)
       for (std::size_t k = from; k < n; ++k)
-        std::memcpy(packed.data() + k * body.record_size + body.value_offset,
-                    space.values + static_cast<std::size_t>(positions[k]) * space.elem_size, space.elem_size);
+        copy_field(packed.data() + k * body.record_size + body.value_offset,
+                   space.values + static_cast<std::size_t>(positions[k]) * space.elem_size, space.elem_size);
     ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
     // Direct cache reads are counted per thread; the tables get the counts when the
     // step ends, however it ends.

@@ -87,48 +87,93 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
     if (ranges.empty()) return f(0, n);
     rt.pool().run([&](int th) { f(ranges[static_cast<std::size_t>(th)], ranges[static_cast<std::size_t>(th) + 1]); });
   };
+  // Where a time index falls among the blocks: a table when it is no larger than the
+  // iterations, instead of a search per iteration.
+  std::vector<std::int32_t> block_of_time;
+  if (strategy == Strategy::two_d && space.shape[t] <= n) {
+    block_of_time.resize(static_cast<std::size_t>(space.shape[t]));
+    for (std::int64_t b = 0; b < space.shape[t]; ++b)
+      block_of_time[static_cast<std::size_t>(b)] = range_part(plan.time_bounds, b);
+  }
+  auto block_of = [&](std::int64_t b) {
+    return block_of_time.empty() ? range_part(plan.time_bounds, b) : block_of_time[static_cast<std::size_t>(b)];
+  };
+  // Key order repeats the space index over many iterations in a row (a user's
+  // ratings): its worker and slice are looked up once per run of equal indices.
+  struct SpacePart {
+    std::int64_t a = -1;
+    int worker = 0, slice = 0;
+  };
+  auto space_part = [&](SpacePart& last, std::int64_t a) {
+    if (a != last.a) {
+      last.a = a, last.worker = range_part(plan.space_bounds, a);
+      last.slice = local_slice(a, last.worker);
+    }
+    return last;
+  };
   std::optional<RoundDealer> rounds;
   if (strategy == Strategy::two_d && plan.schedule.rounds > 1) {
     const std::int64_t extent = space.shape[t];
     std::vector<std::uint32_t> counts(static_cast<std::size_t>(T * slices * extent), 0);
     for_each_range([&](std::int64_t begin, std::int64_t end) {  // a thread counts its own slices only
-      std::int64_t i[4], last_a = -1, last_b = -1;
+      std::int64_t i[4], last_b = -1;
+      SpacePart part;
       for (std::int64_t pos = begin; pos < end; ++pos) {
         index_at(space, pos, i);
         const std::int64_t a = i[s], b = i[t];
-        if (a == last_a && b == last_b) continue;
-        last_a = a, last_b = b;
-        ++counts[static_cast<std::size_t>(local_slice(a, range_part(plan.space_bounds, a)) * extent + b)];
+        if (a == part.a && b == last_b) continue;
+        last_b = b;
+        const SpacePart p = space_part(part, a);
+        ++counts[static_cast<std::size_t>(p.slice * extent + b)];
       }
     });
     rounds.emplace(rt.comm(), counts, extent, slices, plan.schedule.rounds);
   }
+  // Each iteration's list (thread x steps + step) first, then the lists filled at
+  // their final sizes: growing them one position at a time copied each several times.
+  const auto lists = static_cast<std::size_t>(T) * static_cast<std::size_t>(steps);
+  // The plan keeps the lists by position for packing (16 bits each; more lists than
+  // that, only while filling).
+  const bool narrow = lists <= std::size_t{UINT16_MAX} + 1;
+  std::vector<std::uint32_t> wide_list_of(narrow ? 0 : static_cast<std::size_t>(n));
+  if (narrow) plan.list_of_position.assign(static_cast<std::size_t>(n), 0);
+  auto set_list = [&](std::int64_t pos, std::size_t list) {
+    if (narrow) plan.list_of_position[static_cast<std::size_t>(pos)] = static_cast<std::uint16_t>(list);
+    else wide_list_of[static_cast<std::size_t>(pos)] = static_cast<std::uint32_t>(list);
+  };
+  auto list_at = [&](std::int64_t pos) -> std::size_t {
+    return narrow ? plan.list_of_position[static_cast<std::size_t>(pos)] : wide_list_of[static_cast<std::size_t>(pos)];
+  };
   for_each_range([&](std::int64_t begin, std::int64_t end) {
     std::int64_t i[4];
     std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
     int dealt_round = 0;
+    SpacePart part;
+    std::vector<std::size_t> count(lists, 0);
     for (std::int64_t pos = begin; pos < end; ++pos) {
       index_at(space, pos, i);
       int thread = 0, step = 0;
       switch (strategy) {
         case Strategy::serial: break;
         case Strategy::data_parallel:
-        case Strategy::one_d: thread = range_part(plan.space_bounds, i[s]) - r * T; break;
+        case Strategy::one_d: thread = space_part(part, i[s]).worker - r * T; break;
         case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
-        case Strategy::two_d:
-        case Strategy::two_d_skewed: {
-          std::int64_t a = i[s], b = i[t];
-          if (strategy == Strategy::two_d_skewed) {
-            const std::int64_t a2 = skew[0][0] * a + skew[0][1] * b, b2 = skew[1][0] * a + skew[1][1] * b;
-            a = a2, b = b2;
-          }
-          const int w = range_part(plan.space_bounds, a);
+        case Strategy::two_d: {
+          const std::int64_t a = i[s], b = i[t];
+          const SpacePart p = space_part(part, a);
           if (rounds && (a != dealt_a || b != dealt_b)) {
-            dealt_round = rounds->deal(local_slice(a, w), b);
+            dealt_round = rounds->deal(p.slice, b);
             dealt_a = a, dealt_b = b;
           }
+          thread = p.worker - r * T;
+          step = plan.schedule.step_of(p.worker, block_of(b), dealt_round);
+          break;
+        }
+        case Strategy::two_d_skewed: {  // one round: nothing is dealt
+          const std::int64_t a = skew[0][0] * i[s] + skew[0][1] * i[t], b = skew[1][0] * i[s] + skew[1][1] * i[t];
+          const int w = range_part(plan.space_bounds, a);
           thread = w - r * T;
-          step = plan.schedule.step_of(w, range_part(plan.time_bounds, b), dealt_round);
+          step = plan.schedule.step_of(w, range_part(plan.time_bounds, b));
           break;
         }
       }
@@ -136,15 +181,27 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
       STRATA_CHECK(ranges.empty() || (pos >= ranges[static_cast<std::size_t>(thread)] &&
                                       pos < ranges[static_cast<std::size_t>(thread) + 1]),
                    "an iteration outside its thread's range of positions");
-      plan.work[static_cast<std::size_t>(thread)][static_cast<std::size_t>(step)].push_back(
+      const std::size_t list = static_cast<std::size_t>(thread) * static_cast<std::size_t>(steps) +
+                               static_cast<std::size_t>(step);
+      set_list(pos, list);
+      ++count[list];
+    }
+    for (std::size_t l = 0; l < lists; ++l)
+      if (count[l] > 0) plan.work[l / static_cast<std::size_t>(steps)][l % static_cast<std::size_t>(steps)].reserve(count[l]);
+    for (std::int64_t pos = begin; pos < end; ++pos) {
+      const std::size_t list = list_at(pos);
+      plan.work[list / static_cast<std::size_t>(steps)][list % static_cast<std::size_t>(steps)].push_back(
           static_cast<std::uint32_t>(pos));
     }
   });
   // Ordered plans rely on key order inside a block; unordered ones may visit a
   // block's iterations in any order.
-  if (strategy == Strategy::groups && !plan.ordered && !options.key_order)
+  const bool shuffle_groups = strategy == Strategy::groups && !plan.ordered && !options.key_order;
+  const bool shuffle_seeded = !shuffle_groups && options.shuffle_seed && !plan.ordered && strategy != Strategy::serial;
+  if (shuffle_groups || shuffle_seeded) plan.list_of_position = {};  // the lists leave position order
+  if (shuffle_groups)
     shuffle_groups_work(plan, space, options.shuffle_seed ? options.shuffle_seed : mix64(rt.seed() ^ 0x67726f757073));
-  else if (options.shuffle_seed && !plan.ordered && strategy != Strategy::serial)
+  else if (shuffle_seeded)
     for (int th = 0; th < T; ++th)
       for (int st = 0; st < steps; ++st) {
         auto& list = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(st)];
