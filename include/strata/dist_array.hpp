@@ -36,6 +36,7 @@
 #include "strata/detail/histogram.hpp"
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/pack.hpp"
+#include "strata/detail/worker.hpp"
 #include "strata/element.hpp"
 #include "strata/error.hpp"
 #include "strata/index.hpp"
@@ -379,11 +380,22 @@ class DistArray : public detail::ArrayBase {
     detail::t_claims->claim(*this, i, whole_last, mode);
   }
 
+  // During a verifying run: whether the access lies where only this thread can be
+  // (detail::WindowView), so the observer need not see it.
+  bool in_window(const Index<N>& i, detail::AccessMode mode) const {
+    const detail::WindowView* w = window_view();
+    if (!w || mode == detail::AccessMode::buffered || (mode != detail::AccessMode::read && !w->writes)) return false;
+    if (w->dim < 0) return true;
+    const std::int64_t x = i[static_cast<std::size_t>(w->dim)], *b = w->bounds + 2 * detail::t_worker;
+    return x >= b[0] && x < b[1];
+  }
+
   // Every observed element access goes through here.
   T* element(const Index<N>& i, const std::source_location& where, detail::AccessMode mode) {
     if (detail::t_observer) [[unlikely]] {
       if (T* c = cached(i, mode, false)) return c;
       T* p = find(i);
+      if (p && in_window(i, mode)) return p;
       void* alt = detail::t_observer->on_access(*this, where, mode, i, false, p, sizeof(T));
       if (!alt && !p) throw_not_local(i, where);
       return alt ? static_cast<T*>(alt) : p;
@@ -465,6 +477,7 @@ class DistArray : public detail::ArrayBase {
     const auto len = static_cast<std::size_t>(shape_[N - 1]);
     if (detail::t_observer) {
       if (T* c = cached(i, mode, true)) return {c, len};
+      if (p && in_window(i, mode)) return {p, len};
       void* alt = detail::t_observer->on_access(*this, where, mode, i, true, p, len * sizeof(T));
       if (alt) return {static_cast<T*>(alt), len};
     }

@@ -19,6 +19,7 @@ RoundDealer::RoundDealer(Comm& comm, const std::vector<std::uint32_t>& counts, s
   const std::size_t S = static_cast<std::size_t>(slices_), n = S * extent_;  // per worker
   STRATA_CHECK(n > 0 && counts.size() % n == 0, "one count per local worker, slice and time index");
   const std::size_t local_workers = counts.size() / n;
+  for (std::size_t slice = 0; slice < local_workers * S; ++slice) first_round_.push_back(static_cast<int>(slice % S));
   // Iterations on lower ranks per (slice, time index): every rank's totals side by
   // side, summed (ranks x S x extent numbers, once per plan).
   std::vector<std::int64_t> before(n, 0);

@@ -35,7 +35,7 @@ class RoundDealer {
   /// `slice` = j * S + s. Call in key order.
   int deal(int slice, std::int64_t t) {
     auto& visit = next_[static_cast<std::size_t>(slice) * extent_ + static_cast<std::size_t>(t)];
-    const int round = slice % slices_ + slices_ * visit;
+    const int round = first_round_[static_cast<std::size_t>(slice)] + slices_ * visit;
     visit = static_cast<std::uint8_t>(visit + 1 == visits_ ? 0 : visit + 1);
     return round;
   }
@@ -44,6 +44,7 @@ class RoundDealer {
   std::size_t extent_;
   int slices_, visits_;
   std::vector<std::uint8_t> next_;  // per (local slice, time index): the visit of its next iteration
+  std::vector<int> first_round_;    // per local slice: its first round (slice mod S; a division per deal cost more)
 };
 
 }  // namespace strata::loop

@@ -16,6 +16,7 @@
 #include "loop/relaxed_run.hpp"
 #include "loop/run_claims.hpp"
 #include "loop/spread.hpp"
+#include "loop/windows.hpp"
 #include "strata/detail/huge_pages.hpp"
 
 namespace strata::loop::detail {
@@ -233,6 +234,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       checkers.push_back(std::make_unique<CheckedObserver>(plan, checked, verify));
       if (owners) checkers.back()->watch(owners, th);
     }
+  // A verifying run of a partitioned plan passes the accesses to rows only the
+  // running worker can touch in place (loop/windows.hpp); checked mode sees them all.
+  std::optional<VerifyWindows> windows;
+  if (verify && !checked && !owners && !plan.hosted && relaxed_arrays(plan).empty()) windows.emplace(plan, r, T);
   std::vector<std::string> failures(static_cast<std::size_t>(T));
   std::atomic<bool> abandoned{false};
 
@@ -271,6 +276,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
 
   const StepRunner run_step = [&](int th, int step, int block, std::size_t from, std::size_t to) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
+    if (windows) windows->enter_block(th, block);
     if (checker && checked) {
       const int w = r * T + th;
       const std::int64_t lo = plan.space_bounds.empty() ? 0 : plan.space_bounds[static_cast<std::size_t>(w)];

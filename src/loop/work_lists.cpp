@@ -111,15 +111,21 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
     }
     return last;
   };
+  // An iteration's subscripts: a sparse space's key in place, a dense one's into `buf`.
+  auto index_of = [&](std::int64_t pos, std::int64_t* buf) -> const std::int64_t* {
+    if (space.sparse) return space.keys + static_cast<std::size_t>(pos) * static_cast<std::size_t>(space.dims);
+    index_at(space, pos, buf);
+    return buf;
+  };
   std::optional<RoundDealer> rounds;
   if (strategy == Strategy::two_d && plan.schedule.rounds > 1) {
     const std::int64_t extent = space.shape[t];
     std::vector<std::uint32_t> counts(static_cast<std::size_t>(T * slices * extent), 0);
     for_each_range([&](std::int64_t begin, std::int64_t end) {  // a thread counts its own slices only
-      std::int64_t i[4], last_b = -1;
+      std::int64_t buf[4], last_b = -1;
       SpacePart part;
       for (std::int64_t pos = begin; pos < end; ++pos) {
-        index_at(space, pos, i);
+        const std::int64_t* i = index_of(pos, buf);
         const std::int64_t a = i[s], b = i[t];
         if (a == part.a && b == last_b) continue;
         last_b = b;
@@ -145,13 +151,13 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
     return narrow ? plan.list_of_position[static_cast<std::size_t>(pos)] : wide_list_of[static_cast<std::size_t>(pos)];
   };
   for_each_range([&](std::int64_t begin, std::int64_t end) {
-    std::int64_t i[4];
+    std::int64_t buf[4];
     std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
     int dealt_round = 0;
     SpacePart part;
     std::vector<std::size_t> count(lists, 0);
     for (std::int64_t pos = begin; pos < end; ++pos) {
-      index_at(space, pos, i);
+      const std::int64_t* i = index_of(pos, buf);
       int thread = 0, step = 0;
       switch (strategy) {
         case Strategy::serial: break;

@@ -70,6 +70,17 @@ inline thread_local std::uint64_t t_claim_tag = 0;
 /// buffered: a delta written through a Buffer, which never creates dependences.
 enum class AccessMode : std::uint8_t { read, write, read_write, buffered };
 
+/// While the verifying first run of a partitioned plan lets the accessors pass in place
+/// what no other worker can touch at the time (src/loop/windows.hpp): indices of
+/// dimension `dim` inside the running thread's window [bounds[2 t], bounds[2 t + 1])
+/// (t = t_worker), or anywhere when `dim` is negative; writes only where `writes`.
+/// Everything else goes to the run's observer, which checks it against the plan.
+struct WindowView {
+  int dim = -1;
+  bool writes = false;
+  const std::int64_t* bounds = nullptr;
+};
+
 /// The type-erased face of a DistArray that loop machinery needs.
 class ArrayBase {
  public:
@@ -86,6 +97,10 @@ class ArrayBase {
   /// otherwise. The array's storage then holds the whole array.
   const ClaimView* claim_view() const { return claim_view_; }
   void set_claim_view(const ClaimView* view) { claim_view_ = view; }
+  /// During a verifying run that checks this array's accesses in place (WindowView);
+  /// nullptr otherwise.
+  const WindowView* window_view() const { return window_view_; }
+  void set_window_view(const WindowView* view) { window_view_ = view; }
   /// The number of dimensions (N of DistArray<T, N>).
   virtual int dimension_count() const = 0;
   virtual std::vector<std::int64_t> shape_vector() const = 0;
@@ -181,6 +196,7 @@ class ArrayBase {
   std::uint64_t version_ = 0;
   const CacheView* cache_view_ = nullptr;
   const ClaimView* claim_view_ = nullptr;
+  const WindowView* window_view_ = nullptr;
 };
 
 /// Receives the accesses of the loop running on this thread.
