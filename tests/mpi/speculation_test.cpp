@@ -171,6 +171,48 @@ TEST(Speculation, AWorkersOwnRowsPassInPlaceReadOnlyDataDoesNot) {
   }
 }
 
+// In a 2-D plan a worker owns its current time block's rows of the arrays that travel
+// with it: an unsampled iteration that also writes an item's row half the items away
+// (another block) fails the first run on every layout, and the loop is planned
+// again; the result is the final plan's equivalent order.
+TEST(Speculation, AWriteToAnotherTimeBlockFailsA2DPlan) {
+  const std::int64_t users = 300, items = 200;
+  std::map<Index<2>, float> all;
+  RandomStream rs(23);
+  while (all.size() < 12000)
+    all[{static_cast<std::int64_t>(rs.below(users)), static_cast<std::int64_t>(rs.below(items))}] =
+        1.0f + static_cast<float>(rs.below(9)) * 0.5f;
+  std::vector<Entry<float, 2>> mine;
+  if (rt().rank() == 0)
+    for (const auto& [k, v] : all) mine.push_back({k, v});
+  auto R = DistArray<float, 2>::sparse(rt(), {users, items}, mine);
+  auto W = DistArray<float, 2>::randn(rt(), {users, kFactors}, 0.1, 0.0, Partition::range(0), 31);
+  auto H = DistArray<float, 2>::randn(rt(), {items, kFactors}, 0.1, 0.0, Partition::range(0), 32);
+  H.set_name("H");
+  const int stride = 8;
+  const std::int64_t odd = testing::unsampled_entry(R, stride);
+  ASSERT_GE(odd, 0);
+  const Index<2> at_odd{odd / items, odd % items};
+  const std::int64_t far = (at_odd[1] + items / 2) % items;
+  std::vector<float> w_ref = W.gather(), h_ref = H.gather();
+  auto body = [&](const Index<2>& ij, float r) {
+    if (ij == at_odd) H.row(far)[0] += 0.5f;
+    speculation_sgd_step(W.row(ij[0]).data(), H.row(ij[1]).data(), r);
+  };
+  LoopOptions sampled;
+  sampled.recon_stride = stride;
+  const LoopReport report = parallel_for(R, body, sampled);
+  EXPECT_EQ(report.recon_stride, 1) << report.explain();
+  EXPECT_NE(report.speculation_failure.find("H["), std::string::npos) << report.speculation_failure;
+  for (const auto& ij : equivalent_order(R, report)) {
+    if (ij == at_odd) h_ref[static_cast<std::size_t>(far * kFactors)] += 0.5f;
+    speculation_sgd_step(&w_ref[static_cast<std::size_t>(ij[0] * kFactors)],
+                         &h_ref[static_cast<std::size_t>(ij[1] * kFactors)], all.at(ij));
+  }
+  EXPECT_EQ(W.gather(), w_ref);
+  EXPECT_EQ(H.gather(), h_ref);
+}
+
 TEST(Speculation, StrideOptionIsChecked) {
   auto x = DistArray<double, 1>::zeros(rt(), {10});
   LoopOptions bad;
