@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "strata/detail/free_now.hpp"
+
 namespace strata {
 
 using Bytes = std::vector<std::byte>;
@@ -139,7 +141,7 @@ class Comm {
   std::vector<T> allgather_vector(std::vector<T> mine) {
     static_assert(std::is_trivially_copyable_v<T>);
     std::vector<Bytes> parts = allgatherv(std::as_bytes(std::span(mine)));
-    mine = {};
+    detail::free_now(mine);
     return concatenated<T>(parts);
   }
   /// Parts of trivially copyable values (what allgatherv or alltoallv received),

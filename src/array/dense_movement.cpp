@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "strata/detail/free_now.hpp"
 #include "array/box_runs.hpp"
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/pack.hpp"
@@ -61,7 +62,7 @@ void place_dense_pieces(Comm& comm, const Distribution& dist, const std::vector<
     }
   }
   const auto received = comm.alltoallv(send);
-  send = {};
+  free_now(send);
   for (const Bytes& message : received) {
     Reader in(message);
     while (in.remaining() > 0) {
@@ -124,7 +125,7 @@ void scatter_dense_blocks(Comm& comm, const Distribution& dist, std::span<const 
     out.insert(out.end(), packed.begin(), packed.end());
   }
   const auto received = comm.alltoallv(send);
-  send = {};
+  free_now(send);
   for (int from = 0; from < ranks; ++from) {
     if (from == me) continue;
     Reader in(received[static_cast<std::size_t>(from)]);

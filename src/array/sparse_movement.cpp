@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/free_now.hpp"
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/collective_error.hpp"
 #include "strata/detail/huge_pages.hpp"
@@ -157,17 +158,17 @@ void route_records(Comm& comm, const Distribution& dist, const RecordLayout& lay
     const std::byte* record = records.data() + k * size;
     out.insert(out.end(), record, record + size);
   }
-  owner = {};
+  free_now(owner);
   release_input();
   auto received = comm.alltoallv(send);
-  send = {};
+  free_now(send);
   std::size_t total = 0;
   for (const Bytes& part : received) total += part.size() / size;
   std::byte* out = output(total);
   for (Bytes& part : received) {
     if (!part.empty()) std::memcpy(out, part.data(), part.size());
     out += part.size();
-    part = {};
+    free_now(part);
   }
 }
 

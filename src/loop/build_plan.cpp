@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/free_now.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
 #include "loop/split_groups.hpp"
@@ -123,7 +124,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   fill_work_lists(*plan, run_view(*plan, space), options, group_thread, steps);
   if (plan->split) {
     plan->split->arrange(plan->work);
-    plan->list_of_position = {};  // arranged out of position order
+    strata::detail::free_now(plan->list_of_position);  // arranged out of position order
   }
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;

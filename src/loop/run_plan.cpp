@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "strata/detail/free_now.hpp"
 #include "loop/checked.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
@@ -121,7 +122,7 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
       cursor[step] += rs;
     }
   });
-  plan.list_of_position = {};
+  strata::detail::free_now(plan.list_of_position);
   // The copies of the elements are as of now.
   if (body.reads_only && !plan.hosted)
     plan.packed_fingerprint = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * es});

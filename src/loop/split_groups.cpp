@@ -1,3 +1,4 @@
+#include "strata/detail/free_now.hpp"
 #include "loop/split_groups.hpp"
 
 #include <algorithm>
@@ -30,8 +31,8 @@ void SplitGroups::arrange(const std::vector<std::vector<std::vector<std::uint32_
     }
     lane.ticket.assign(lane.offsets.size() - 1, -1);
   }
-  offsets_by_position = {};
-  units_by_position = {};
+  strata::detail::free_now(offsets_by_position);
+  strata::detail::free_now(units_by_position);
 }
 
 void SplitGroups::reset(int threads) {

@@ -1,4 +1,5 @@
 // Conflict groups spread over every rank (loop/spread.hpp).
+#include "strata/detail/free_now.hpp"
 #include "loop/spread.hpp"
 
 #include <algorithm>
@@ -125,7 +126,7 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
       accesses.insert(accesses.end(), rec.elements().begin(), rec.elements().end());
   }
   const auto g = analysis::conflict_groups(n, accesses);
-  accesses = {};
+  strata::detail::free_now(accesses);
   // A group rank 0's threads would split (split_groups.cpp: above 1.1x a thread's
   // share) runs faster split there than whole on one worker.
   const std::int64_t largest = g.group_size.empty() ? 0 : *std::max_element(g.group_size.begin(), g.group_size.end());

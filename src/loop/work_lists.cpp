@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "strata/detail/free_now.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/round_dealer.hpp"
 #include "strata/random.hpp"
@@ -204,7 +205,7 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
   // block's iterations in any order.
   const bool shuffle_groups = strategy == Strategy::groups && !plan.ordered && !options.key_order;
   const bool shuffle_seeded = !shuffle_groups && options.shuffle_seed && !plan.ordered && strategy != Strategy::serial;
-  if (shuffle_groups || shuffle_seeded) plan.list_of_position = {};  // the lists leave position order
+  if (shuffle_groups || shuffle_seeded) strata::detail::free_now(plan.list_of_position);  // the lists leave position order
   if (shuffle_groups)
     shuffle_groups_work(plan, space, options.shuffle_seed ? options.shuffle_seed : mix64(rt.seed() ^ 0x67726f757073));
   else if (shuffle_seeded)

@@ -77,6 +77,7 @@ constexpr Rule kRules[] = {
     {"include/strata/thread_pool.hpp", Layer::foundation},
     {"include/strata/detail/collective_error.hpp", Layer::foundation},
     {"include/strata/detail/dense_storage.hpp", Layer::foundation},
+    {"include/strata/detail/free_now.hpp", Layer::foundation},
     {"include/strata/detail/huge_pages.hpp", Layer::foundation},
     {"include/strata/detail/journaled_state.hpp", Layer::foundation},
     {"include/strata/detail/pack.hpp", Layer::foundation},

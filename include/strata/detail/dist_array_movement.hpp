@@ -3,6 +3,8 @@
 // that hand the storage to the byte-level engine in src/array and src/io. Included at the end of dist_array.hpp.
 #pragma once
 
+#include "strata/detail/free_now.hpp"
+
 namespace strata {
 
 template <class T, std::size_t N>
@@ -40,7 +42,7 @@ std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<entry_type> 
   std::vector<entry_type> out;
   detail::route_records(
       rt_->comm(), dist_, record_layout(), std::as_bytes(std::span<const entry_type>(entries)),
-      [&] { entries = {}; },
+      [&] { detail::free_now(entries); },
       [&](std::size_t n) {
         out.resize(n);
         return reinterpret_cast<std::byte*>(out.data());
@@ -54,7 +56,7 @@ void DistArray<T, N>::absorb_entries(std::vector<entry_type> in, Duplicates dup)
   values_.clear();
   global_nnz_ = detail::absorb_records(
       rt_->comm(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)), dup, add_value(),
-      [&] { in = {}; },
+      [&] { detail::free_now(in); },
       [&](std::size_t n) {
         keys_ = detail::make_huge<Index<N>>(n);
         values_ = detail::make_huge<T>(n);
