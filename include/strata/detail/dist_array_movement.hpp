@@ -52,8 +52,8 @@ std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<entry_type> 
 
 template <class T, std::size_t N>
 void DistArray<T, N>::absorb_entries(std::vector<entry_type> in, Duplicates dup) {
-  keys_.clear();
-  values_.clear();
+  detail::free_now(keys_);  // the old elements are dead: not held while the new ones arrive
+  detail::free_now(values_);
   global_nnz_ = detail::absorb_records(
       rt_->comm(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)), dup, add_value(),
       [&] { detail::free_now(in); },
