@@ -27,19 +27,31 @@ void speculation_sgd_step(float* w, float* h, float r) {
   }
 }
 
-TEST(Speculation, SampledPlanThatHoldsIsKept) {
-  const std::int64_t users = 300, items = 200;
+// 12,000 ratings of 300 users on 200 items (drawn from `seed`, every rank alike) and
+// factors W and H of an SGD loop over them.
+struct SgdProblem {
+  static constexpr std::int64_t users = 300, items = 200;
   std::map<Index<2>, float> all;
-  RandomStream rs(17);
+  DistArray<float, 2> R, W, H;
+};
+
+SgdProblem sgd_problem(std::uint64_t seed) {
+  constexpr std::int64_t users = SgdProblem::users, items = SgdProblem::items;
+  std::map<Index<2>, float> all;
+  RandomStream rs(seed);
   while (all.size() < 12000)
     all[{static_cast<std::int64_t>(rs.below(users)), static_cast<std::int64_t>(rs.below(items))}] =
         1.0f + static_cast<float>(rs.below(9)) * 0.5f;
   std::vector<Entry<float, 2>> mine;
   if (rt().rank() == 0)
     for (const auto& [k, v] : all) mine.push_back({k, v});
-  auto R = DistArray<float, 2>::sparse(rt(), {users, items}, mine);
-  auto W = DistArray<float, 2>::randn(rt(), {users, kFactors}, 0.1, 0.0, Partition::range(0), 31);
-  auto H = DistArray<float, 2>::randn(rt(), {items, kFactors}, 0.1, 0.0, Partition::range(0), 32);
+  return {std::move(all), DistArray<float, 2>::sparse(rt(), {users, items}, mine),
+          DistArray<float, 2>::randn(rt(), {users, kFactors}, 0.1, 0.0, Partition::range(0), 31),
+          DistArray<float, 2>::randn(rt(), {items, kFactors}, 0.1, 0.0, Partition::range(0), 32)};
+}
+
+TEST(Speculation, SampledPlanThatHoldsIsKept) {
+  auto [all, R, W, H] = sgd_problem(17);
   std::vector<float> w_ref = W.gather(), h_ref = H.gather();
   LoopOptions sampled;
   sampled.recon_stride = 8;
@@ -176,18 +188,8 @@ TEST(Speculation, AWorkersOwnRowsPassInPlaceReadOnlyDataDoesNot) {
 // (another block) fails the first run on every layout, and the loop is planned
 // again; the result is the final plan's equivalent order.
 TEST(Speculation, AWriteToAnotherTimeBlockFailsA2DPlan) {
-  const std::int64_t users = 300, items = 200;
-  std::map<Index<2>, float> all;
-  RandomStream rs(23);
-  while (all.size() < 12000)
-    all[{static_cast<std::int64_t>(rs.below(users)), static_cast<std::int64_t>(rs.below(items))}] =
-        1.0f + static_cast<float>(rs.below(9)) * 0.5f;
-  std::vector<Entry<float, 2>> mine;
-  if (rt().rank() == 0)
-    for (const auto& [k, v] : all) mine.push_back({k, v});
-  auto R = DistArray<float, 2>::sparse(rt(), {users, items}, mine);
-  auto W = DistArray<float, 2>::randn(rt(), {users, kFactors}, 0.1, 0.0, Partition::range(0), 31);
-  auto H = DistArray<float, 2>::randn(rt(), {items, kFactors}, 0.1, 0.0, Partition::range(0), 32);
+  auto [all, R, W, H] = sgd_problem(23);
+  const std::int64_t items = SgdProblem::items;
   H.set_name("H");
   const int stride = 8;
   const std::int64_t odd = testing::unsampled_entry(R, stride);
