@@ -1,8 +1,6 @@
 // In-place checks of a verifying run: which arrays get a window, and where.
 #include "loop/windows.hpp"
 
-#include <algorithm>
-
 namespace strata::loop {
 
 VerifyWindows::VerifyWindows(const Plan& plan, int rank, int threads) : plan_(plan) {
@@ -18,9 +16,7 @@ VerifyWindows::VerifyWindows(const Plan& plan, int rank, int threads) : plan_(pl
   }
   time_.assign(2 * T, 0);  // empty windows until each thread's first block
   views_.reserve(plan.roles.size());  // the arrays hold pointers into it
-  for (const auto& role : plan.roles) {
-    const auto same = [&](const ArrayRole& r) { return r.array_id == role.array_id; };
-    if (std::count_if(plan.roles.begin(), plan.roles.end(), same) != 1) continue;
+  for (const auto& role : plan.roles) {  // one role per array
     strata::detail::WindowView view;
     if (role.placement == Placement::aligned && role.array_dim >= 0) {
       view = {role.array_dim, role.written, space_.data()};

@@ -5,8 +5,11 @@
 // run, which is undone and planned again. In a 1-D or unordered 2-D plan a worker
 // owns some rows outright while it runs: the rows of its space part in the arrays
 // that follow the space dimension, and those of its current time block in the arrays
-// that travel with the time dimension. No other worker touches them then, so an
-// access there cannot conflict with anything, whatever its subscript: the accessors
+// that travel with the time dimension. No other worker touches them then (the
+// analysis chose a partitioned plan because no planned access of another worker
+// reaches a written array's rows outside that worker's own, and the rest of the
+// accesses are still checked), so an access there cannot conflict with anything,
+// whatever its subscript: the accessors
 // let it through in place, and only the other accesses (another worker's rows, a
 // write to an array the plan reads only, an array the plan never saw) go to the
 // observer's checks. Writes pass only in arrays the plan writes, which are the ones
