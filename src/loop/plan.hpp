@@ -105,6 +105,9 @@ struct Plan {
   /// The same work as contiguous (index, value pointer) records, built by the executor
   /// on first use: streaming them beats gathering keys and values through positions.
   std::vector<std::vector<RecordBytes>> packed;
+  /// The records' subscripts are 32-bit (LoopBody::run_compact): every extent of the
+  /// space fits.
+  bool compact_records = false;
   /// Until the records are packed: each local iteration's list (thread x steps + step),
   /// by position, when every list is in position order and there are at most 2^16
   /// lists (fill_work_lists), so that packing reads the iterations in order; empty

@@ -68,6 +68,15 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, const StepRunner& run_step) {
     }
 }
 
+// A plan's records: compact (32-bit subscripts) or not.
+std::size_t record_size(const LoopBody& body, const Plan& plan) {
+  return plan.compact_records ? body.compact_record_size : body.record_size;
+}
+std::size_t value_offset(const LoopBody& body, const Plan& plan) {
+  return plan.compact_records ? body.compact_value_offset : body.value_offset;
+}
+auto runner(const LoopBody& body, const Plan& plan) { return plan.compact_records ? body.run_compact : body.run; }
+
 // Work records are streamed in block order. A body that takes the element by value
 // or const reference gets a copy stored in the record (the element array is in key
 // order, so reading it through a pointer would miss the cache on every iteration);
@@ -75,7 +84,10 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, const StepRunner& run_step) {
 // Each thread packs its own records (in parallel; its pages are first touched by the
 // thread that streams them).
 void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
-  const std::size_t rs = body.record_size, vo = body.value_offset, es = space.elem_size;
+  plan.compact_records = std::all_of(space.shape.begin(), space.shape.end(),
+                                     [](std::int64_t extent) { return extent <= INT32_MAX; });
+  const bool compact = plan.compact_records;
+  const std::size_t rs = record_size(body, plan), vo = value_offset(body, plan), es = space.elem_size;
   const auto dims = static_cast<std::size_t>(space.dims);
   const std::size_t index_bytes = dims * sizeof(std::int64_t);
   plan.packed.resize(plan.work.size());
@@ -86,11 +98,15 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
     const auto th = static_cast<std::size_t>(thread);
     std::int64_t index[4];
     auto pack = [&](std::byte* rec, std::uint32_t pos) {
-      if (space.sparse) {
-        copy_field(rec, space.keys + static_cast<std::size_t>(pos) * dims, index_bytes);
+      const std::int64_t* at = index;
+      if (space.sparse) at = space.keys + static_cast<std::size_t>(pos) * dims;
+      else index_at(space, pos, index);
+      if (compact) {
+        std::int32_t narrow[4];
+        for (std::size_t d = 0; d < dims; ++d) narrow[d] = static_cast<std::int32_t>(at[d]);
+        copy_field(rec, narrow, dims * sizeof(std::int32_t));
       } else {
-        index_at(space, pos, index);
-        copy_field(rec, index, index_bytes);
+        copy_field(rec, at, index_bytes);
       }
       std::byte* value = space.values + static_cast<std::size_t>(pos) * es;
       if (body.reads_only) copy_field(rec + vo, value, es);
@@ -275,6 +291,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       relaxed.share_caches();
   }
 
+  const auto run = runner(body, plan);
   const StepRunner run_step = [&](int th, int step, int block, std::size_t from, std::size_t to) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
     if (windows) windows->enter_block(th, block);
@@ -289,10 +306,11 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     }
     auto& packed = plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
     const auto& positions = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
-    const std::size_t n = std::min(to, packed.size() / body.record_size);
+    const std::size_t rs = record_size(body, plan);
+    const std::size_t n = std::min(to, packed.size() / rs);
     if (refresh)
       for (std::size_t k = from; k < n; ++k)
-        copy_field(packed.data() + k * body.record_size + body.value_offset,
+        copy_field(packed.data() + k * rs + value_offset(body, plan),
                    space.values + static_cast<std::size_t>(positions[k]) * space.elem_size, space.elem_size);
     ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
     // Direct cache reads are counted per thread; the tables get the counts when the
@@ -306,7 +324,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     } count_reads{relaxed, th};
     if (!verify) {
       OfferHook offer(relaxed, th);
-      body.run(body.body, packed.data(), from, n, relaxed.managed() ? &offer : nullptr);
+      run(body.body, packed.data(), from, n, relaxed.managed() ? &offer : nullptr);
       return;
     }
     // Verifying: after the first access that does not fit, this thread runs nothing
@@ -322,10 +340,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
         // A rank's only worker that merely marks what it touches needs no hook: no other
         // thread can abandon the run, and a refusal (a write the plan never saw) names
         // the access without its iteration.
-        body.run(body.body, packed.data(), from, n, owners->marks_only() ? nullptr : &claims);
+        run(body.body, packed.data(), from, n, owners->marks_only() ? nullptr : &claims);
       } else {
         VerifyHook hook(*checker, space.dims, abandoned, held);
-        body.run(body.body, packed.data(), from, n, &hook);
+        run(body.body, packed.data(), from, n, &hook);
       }
     } catch (const SpeculationFailed& e) {
       failure = e.what();

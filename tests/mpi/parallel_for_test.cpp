@@ -403,5 +403,35 @@ TEST(ParallelFor, AReadOnlyLoopKeepsTheSplitOfItsSpace) {
   EXPECT_GT(sum.take(), 0.0);
 }
 
+// A space with an extent beyond 32 bits keeps 64-bit subscripts in its work records
+// (smaller spaces get 32-bit ones): every subscript reaches the body exactly, with
+// the element taken by value and by reference. (A serial plan: the partitioned ones
+// take histograms as long as the extent.)
+TEST(ParallelFor, SubscriptsBeyond32BitsReachTheBody) {
+  LoopOptions serial;
+  serial.strategy = analysis::Strategy::serial;
+  const std::int64_t rows = std::int64_t{3} << 31, cols = 7;
+  std::vector<Entry<double, 2>> mine;
+  double row_sum = 0, col_sum = 0, value_sum = 0;
+  for (std::int64_t k = 0; k < 1000; ++k) {
+    const Index<2> at{rows - 1 - k * 1000003, k % cols};
+    if (rt().rank() == 0) mine.push_back({at, 1.0 + static_cast<double>(k)});
+    row_sum += static_cast<double>(at[0] % 1009), col_sum += static_cast<double>(at[1]);
+    value_sum += 1.0 + static_cast<double>(k);
+  }
+  auto S = DistArray<double, 2>::sparse(rt(), {rows, cols}, mine);
+  Accumulator<double> by_row(rt()), by_col(rt()), by_value(rt());
+  parallel_for(S, [&](const Index<2>& ij, double v) {
+    by_row += static_cast<double>(ij[0] % 1009), by_col += static_cast<double>(ij[1]), by_value += v;
+  }, serial);
+  EXPECT_EQ(by_row.take(), row_sum);
+  EXPECT_EQ(by_col.take(), col_sum);
+  EXPECT_EQ(by_value.take(), value_sum);
+  parallel_for(S, [&](const Index<2>& ij, double& v) { v = static_cast<double>(ij[0] % 1009); }, serial);
+  double stored = 0;
+  for (const double v : S.local_values()) stored += v;
+  EXPECT_EQ(rt().comm().allreduce(stored, ReduceOp::sum), row_sum);
+}
+
 }  // namespace
 }  // namespace strata
