@@ -193,19 +193,18 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
       set_list(pos, list);
       ++count[list];
     }
+    auto list_named = [&](std::size_t list) -> std::vector<std::uint32_t>& {
+      return plan.work[list / static_cast<std::size_t>(steps)][list % static_cast<std::size_t>(steps)];
+    };
     for (std::size_t l = 0; l < lists; ++l)
-      if (count[l] > 0) plan.work[l / static_cast<std::size_t>(steps)][l % static_cast<std::size_t>(steps)].reserve(count[l]);
-    for (std::int64_t pos = begin; pos < end; ++pos) {
-      const std::size_t list = list_at(pos);
-      plan.work[list / static_cast<std::size_t>(steps)][list % static_cast<std::size_t>(steps)].push_back(
-          static_cast<std::uint32_t>(pos));
-    }
+      if (count[l] > 0) list_named(l).reserve(count[l]);
+    for (std::int64_t pos = begin; pos < end; ++pos) list_named(list_at(pos)).push_back(static_cast<std::uint32_t>(pos));
   });
   // Ordered plans rely on key order inside a block; unordered ones may visit a
   // block's iterations in any order.
   const bool shuffle_groups = strategy == Strategy::groups && !plan.ordered && !options.key_order;
   const bool shuffle_seeded = !shuffle_groups && options.shuffle_seed && !plan.ordered && strategy != Strategy::serial;
-  if (shuffle_groups || shuffle_seeded) strata::detail::free_now(plan.list_of_position);  // the lists leave position order
+  if (shuffle_groups || shuffle_seeded) strata::detail::free_now(plan.list_of_position);  // out of position order
   if (shuffle_groups)
     shuffle_groups_work(plan, space, options.shuffle_seed ? options.shuffle_seed : mix64(rt.seed() ^ 0x67726f757073));
   else if (shuffle_seeded)

@@ -143,8 +143,8 @@ TEST(Speculation, AWorkersOwnRowsPassInPlaceReadOnlyDataDoesNot) {
   const std::int64_t n = 6000;
   const int stride = 8;
   for (const bool write_read_only : {false, true}) {
-    auto x = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 0.5 * static_cast<double>(i[0] % 7); },
-                                            Partition::range(0));
+    auto x = DistArray<double, 1>::generate(
+        rt(), {n}, [](const Index<1>& i) { return 0.5 * static_cast<double>(i[0] % 7); }, Partition::range(0));
     auto y = DistArray<double, 1>::fill(rt(), {n}, 1.0);
     auto c = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return static_cast<double>(i[0] % 5); },
                                             Partition::range(0));
