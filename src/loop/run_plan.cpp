@@ -68,14 +68,16 @@ void run_clocked(Runtime& rt, RelaxedRun& relaxed, const StepRunner& run_step) {
     }
 }
 
-// A plan's records: compact (32-bit subscripts) or not.
-std::size_t record_size(const LoopBody& body, const Plan& plan) {
-  return plan.compact_records ? body.compact_record_size : body.record_size;
+// The layout of a plan's records, compact (32-bit subscripts) or not, and the body's
+// loop over them.
+struct Records {
+  std::size_t size, value_offset;
+  decltype(LoopBody::run) run;
+};
+Records records_of(const LoopBody& body, const Plan& plan) {
+  if (plan.compact_records) return {body.compact_record_size, body.compact_value_offset, body.run_compact};
+  return {body.record_size, body.value_offset, body.run};
 }
-std::size_t value_offset(const LoopBody& body, const Plan& plan) {
-  return plan.compact_records ? body.compact_value_offset : body.value_offset;
-}
-auto runner(const LoopBody& body, const Plan& plan) { return plan.compact_records ? body.run_compact : body.run; }
 
 // Work records are streamed in block order. A body that takes the element by value
 // or const reference gets a copy stored in the record (the element array is in key
@@ -87,7 +89,8 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
   plan.compact_records = std::all_of(space.shape.begin(), space.shape.end(),
                                      [](std::int64_t extent) { return extent <= INT32_MAX; });
   const bool compact = plan.compact_records;
-  const std::size_t rs = record_size(body, plan), vo = value_offset(body, plan), es = space.elem_size;
+  const Records layout = records_of(body, plan);
+  const std::size_t rs = layout.size, vo = layout.value_offset, es = space.elem_size;
   const auto dims = static_cast<std::size_t>(space.dims);
   const std::size_t index_bytes = dims * sizeof(std::int64_t);
   plan.packed.resize(plan.work.size());
@@ -220,7 +223,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // (a sequential fingerprint costs far less than gathering them again).
   // (Hosted elements change only when refresh_hosted copies them again.)
   bool refresh = hosted_changed && !packed_now;
-  if (body.reads_only && !plan.hosted) {
+  if (body.reads_only && !plan.hosted && !packed_now) {  // packing took the fingerprint
     const auto fp = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * space.elem_size});
     refresh = fp != plan.packed_fingerprint;
     plan.packed_fingerprint = fp;
@@ -291,7 +294,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       relaxed.share_caches();
   }
 
-  const auto run = runner(body, plan);
+  const Records records = records_of(body, plan);
   const StepRunner run_step = [&](int th, int step, int block, std::size_t from, std::size_t to) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
     if (windows) windows->enter_block(th, block);
@@ -306,11 +309,11 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     }
     auto& packed = plan.packed[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
     const auto& positions = plan.work[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
-    const std::size_t rs = record_size(body, plan);
+    const std::size_t rs = records.size;
     const std::size_t n = std::min(to, packed.size() / rs);
     if (refresh)
       for (std::size_t k = from; k < n; ++k)
-        copy_field(packed.data() + k * rs + value_offset(body, plan),
+        copy_field(packed.data() + k * rs + records.value_offset,
                    space.values + static_cast<std::size_t>(positions[k]) * space.elem_size, space.elem_size);
     ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
     // Direct cache reads are counted per thread; the tables get the counts when the
@@ -324,7 +327,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     } count_reads{relaxed, th};
     if (!verify) {
       OfferHook offer(relaxed, th);
-      run(body.body, packed.data(), from, n, relaxed.managed() ? &offer : nullptr);
+      records.run(body.body, packed.data(), from, n, relaxed.managed() ? &offer : nullptr);
       return;
     }
     // Verifying: after the first access that does not fit, this thread runs nothing
@@ -340,10 +343,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
         // A rank's only worker that merely marks what it touches needs no hook: no other
         // thread can abandon the run, and a refusal (a write the plan never saw) names
         // the access without its iteration.
-        run(body.body, packed.data(), from, n, owners->marks_only() ? nullptr : &claims);
+        records.run(body.body, packed.data(), from, n, owners->marks_only() ? nullptr : &claims);
       } else {
         VerifyHook hook(*checker, space.dims, abandoned, held);
-        run(body.body, packed.data(), from, n, &hook);
+        records.run(body.body, packed.data(), from, n, &hook);
       }
     } catch (const SpeculationFailed& e) {
       failure = e.what();
