@@ -53,6 +53,76 @@ bool may_split(const Plan& plan, std::size_t accesses, const std::vector<std::ui
          detail::relaxed_arrays(plan).empty();
 }
 
+
+// Places the iterations of split groups on the threads (`load`: each thread's
+// iterations so far; `thread_of` gets theirs) and returns how many there are.
+// Each such iteration has a *pivot*: of the units it writes, the one the most of these
+// iterations write (TransE: its relation row; ties: the lower unit). Iterations that
+// share a pivot go to one thread as far as its fair share (ceil(iterations / T))
+// allows, pivots with the most iterations first, each onto the least-loaded thread,
+// the rest of a pivot's iterations (in key order) onto the next. A hot unit then stays
+// in one core's cache and its lock is rarely contended, where iterations dealt one by
+// one made the threads take turns on every hot row (docs/loops.md, "Split groups").
+// Iterations that write no unit come last, one at a time.
+template <class InSplit>
+std::int64_t place_split_iterations(std::int64_t iterations, const std::vector<analysis::ElementAccess>& accesses,
+                                    const std::vector<std::uint64_t>& units, const InSplit& in_split,
+                                    std::vector<std::int64_t>& load, std::vector<std::int32_t>& thread_of) {
+  // (unit, iteration) for each unit a split iteration writes, once.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> writes;
+  for (std::size_t k = 0; k < accesses.size(); ++k)
+    if (accesses[k].write && units[k] != OwnershipTable::kNoUnit && in_split(accesses[k].iteration))
+      writes.emplace_back(units[k], accesses[k].iteration);
+  std::sort(writes.begin(), writes.end());
+  writes.erase(std::unique(writes.begin(), writes.end()), writes.end());
+  constexpr std::uint64_t kNone = OwnershipTable::kNoUnit;
+  std::vector<std::uint64_t> pivot(static_cast<std::size_t>(iterations), kNone);
+  std::vector<std::int64_t> pivot_count(static_cast<std::size_t>(iterations), 0);
+  for (std::size_t b = 0, e; b < writes.size(); b = e) {
+    for (e = b; e < writes.size() && writes[e].first == writes[b].first;) ++e;
+    const auto count = static_cast<std::int64_t>(e - b);
+    for (std::size_t k = b; k < e; ++k) {
+      const auto i = static_cast<std::size_t>(writes[k].second);
+      if (count > pivot_count[i]) pivot_count[i] = count, pivot[i] = writes[k].first;
+    }
+  }
+  strata::detail::free_now(writes);
+  // The split iterations by pivot (kNone last), in key order within a pivot.
+  std::vector<std::pair<std::uint64_t, std::int64_t>> by_pivot;
+  for (std::int64_t i = 0; i < iterations; ++i)
+    if (in_split(i)) by_pivot.emplace_back(pivot[static_cast<std::size_t>(i)], i);
+  std::sort(by_pivot.begin(), by_pivot.end());
+  struct Run {
+    std::size_t begin, end;
+  };
+  std::vector<Run> runs;
+  for (std::size_t b = 0, e; b < by_pivot.size(); b = e) {
+    for (e = b + 1; e < by_pivot.size() && by_pivot[e].first == by_pivot[b].first && by_pivot[b].first != kNone;) ++e;
+    runs.push_back({b, e});
+  }
+  std::stable_sort(runs.begin(), runs.end(), [&](const Run& a, const Run& b) {
+    const bool a_none = by_pivot[a.begin].first == kNone, b_none = by_pivot[b.begin].first == kNone;
+    if (a_none != b_none) return b_none;
+    return a.end - a.begin > b.end - b.begin;
+  });
+  const auto T = static_cast<std::int64_t>(load.size());
+  const std::int64_t fair = (iterations + T - 1) / T;
+  using Load = std::pair<std::int64_t, std::int32_t>;
+  std::priority_queue<Load, std::vector<Load>, std::greater<>> least;  // lower id on ties
+  for (std::int32_t w = 0; w < static_cast<std::int32_t>(T); ++w) least.push({load[static_cast<std::size_t>(w)], w});
+  for (auto [next, end] : runs)
+    while (next < end) {
+      auto [l, w] = least.top();
+      least.pop();
+      // The threads together have room for every iteration left, so the least loaded has some.
+      const auto take = static_cast<std::size_t>(std::max<std::int64_t>(1, fair - l));
+      const std::size_t stop = std::min(end, next + take);
+      load[static_cast<std::size_t>(w)] += static_cast<std::int64_t>(stop - next);
+      for (; next < stop; ++next) thread_of[static_cast<std::size_t>(by_pivot[next].second)] = w;
+      least.push({load[static_cast<std::size_t>(w)], w});
+    }
+  return static_cast<std::int64_t>(by_pivot.size());
+}
 }  // namespace
 
 std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
@@ -71,32 +141,23 @@ std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
         ++split_groups;
       }
   }
-  // Whole groups largest first onto the least-loaded thread; then each iteration of a
-  // split group, in key order, onto the least-loaded thread (lower id on ties).
+  // Whole groups largest first onto the least-loaded thread; then the split groups'
+  // iterations by their pivots (place_split_iterations).
   std::vector<std::int64_t> whole = g.group_size;
   for (std::size_t k = 0; k < whole.size(); ++k)
     if (split[k]) whole[k] = 0;
   const auto worker_of = analysis::pack_groups(whole, T);
   std::vector<std::int64_t> load(static_cast<std::size_t>(T), 0);
   for (std::size_t k = 0; k < whole.size(); ++k) load[static_cast<std::size_t>(worker_of[k])] += whole[k];
-  using Load = std::pair<std::int64_t, std::int32_t>;
-  std::priority_queue<Load, std::vector<Load>, std::greater<>> least;
-  for (std::int32_t w = 0; w < T; ++w) least.push({load[static_cast<std::size_t>(w)], w});
+  auto in_split = [&](std::int64_t i) {
+    return split[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])] != 0;
+  };
   std::vector<std::int32_t> thread_of(static_cast<std::size_t>(iterations));
-  std::int64_t split_iterations = 0;
-  for (std::int64_t i = 0; i < iterations; ++i) {
-    const auto group = static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)]);
-    if (!split[group]) {
+  for (std::int64_t i = 0; i < iterations; ++i)
+    if (const auto group = static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)]); !split[group])
       thread_of[static_cast<std::size_t>(i)] = worker_of[group];
-      continue;
-    }
-    auto [l, w] = least.top();
-    least.pop();
-    thread_of[static_cast<std::size_t>(i)] = w;
-    least.push({l + 1, w});
-    ++load[static_cast<std::size_t>(w)];
-    ++split_iterations;
-  }
+  const std::int64_t split_iterations =
+      split_groups == 0 ? 0 : place_split_iterations(iterations, accesses, units, in_split, load, thread_of);
   const std::int64_t most = *std::max_element(load.begin(), load.end());
   plan.imbalance = iterations > 0 ? static_cast<double>(most) * T / static_cast<double>(iterations) : 1.0;
   if (split_groups == 0) return thread_of;
@@ -104,9 +165,6 @@ std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,
   // Lockable: every unit of the arrays an iteration of a split group writes (a unit
   // no recorded iteration wrote may be written at a later call, when subscripts
   // moved). An iteration locks the others it reaches as it reaches them.
-  auto in_split = [&](std::int64_t i) {
-    return split[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])] != 0;
-  };
   std::vector<std::uint32_t> written;
   for (std::size_t k = 0; k < accesses.size(); ++k)
     if (accesses[k].write && units[k] != OwnershipTable::kNoUnit && in_split(accesses[k].iteration))
