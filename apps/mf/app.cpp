@@ -16,6 +16,7 @@
 #include "mf/serial.hpp"
 #include "mf/strata.hpp"
 #include "strata/io/checkpoint.hpp"
+#include "strata/io/load.hpp"
 
 namespace strata::apps {
 
@@ -41,20 +42,29 @@ void check_synthetic_sizes(const RunConfig& c, const mf::SyntheticSpec& s) {
                                   s.users, s.items, mf::kMaxRows));
 }
 
-// --test FILE's ratings become the held-out set, through the training data's ids. A
-// rating of a user or item the training data lacks has no factors to predict with:
-// it is left out, and counted in the run's description. A shared problem keeps every
-// P-th of them on each rank.
+// --test FILE's ratings become the held-out set, through the training data's ids,
+// parsed as --data is (every rank and thread a part of the file; a ParseError names
+// the line). A rating of a user or item the training data lacks has no factors to
+// predict with: it is left out, and counted in the run's description. A shared
+// problem keeps each rank's part; otherwise every rank holds them all, in file order
+// (the serial program's order of measuring).
 void attach_test_file(Runtime& rt, mf::Problem& p, const std::string& path) {
-  std::int64_t unseen = 0, line = 0;
-  for (const mf::LineRating& r : mf::read_rating_lines(path, true, "--test")) {
-    const std::int64_t u = mf::model_row(p.user_ids, p.users, r.user), i = mf::model_row(p.item_ids, p.items, r.item);
+  check_data_file(path, "rating file", "--test");
+  std::vector<Entry<float, 2>> held = parse_entries<float, 2>(rt, path, parse::ratings);
+  if (!p.shared && rt.size() > 1) held = rt.comm().allgather_vector(std::move(held));
+  std::int64_t unseen = 0;
+  p.test.reserve(held.size());
+  for (const Entry<float, 2>& e : held) {
+    const std::int64_t u = mf::model_row(p.user_ids, p.users, e.index[0]);
+    const std::int64_t i = mf::model_row(p.item_ids, p.items, e.index[1]);
     if (u < 0 || i < 0) ++unseen;
-    else if (!p.shared || line++ % rt.size() == rt.rank())
-      p.test.push_back({static_cast<std::int32_t>(u), static_cast<std::int32_t>(i), r.value});
+    else p.test.push_back({static_cast<std::int32_t>(u), static_cast<std::int32_t>(i), e.value});
   }
   p.test_count = static_cast<std::int64_t>(p.test.size());
-  if (p.shared) p.test_count = rt.comm().allreduce(p.test_count, ReduceOp::sum);
+  if (p.shared) {
+    p.test_count = rt.comm().allreduce(p.test_count, ReduceOp::sum);
+    unseen = rt.comm().allreduce(unseen, ReduceOp::sum);
+  }
   p.source += fmt::format("; --test {}: {} ratings", path, p.test_count);
   if (unseen > 0) p.source += fmt::format(" ({} more left out: their user or item is not in --data)", unseen);
 }
@@ -67,8 +77,9 @@ mf::Problem make_problem(Runtime& rt, const RunConfig& c, bool whole) {
   mf::Problem p;
   if (!c.data_path.empty()) {
     check_data_file(c.data_path, "rating file");
-    p = whole || rt.size() == 1 ? mf::load(rt, c.data_path, holdout, c.seed)
-                                : mf::load_share(rt, c.data_path, holdout, c.seed);
+    p = whole || rt.size() == 1
+            ? mf::load(rt, c.data_path, holdout, c.seed, c.serial ? mf::Order::serial : mf::Order::any)
+            : mf::load_share(rt, c.data_path, holdout, c.seed);
   } else {
     mf::SyntheticSpec s;
     s.users = c.synthetic.integer("users", 1);

@@ -198,7 +198,7 @@ void throw_repeated_pair(const std::string& path) {
                    fmt::format("user {} rated item {} already on line {}", r->index[0], r->index[1], r->first_line));
 }
 
-Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed) {
+Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t seed, Order order) {
   LoadReport report;
   auto all = whole_file(rt, parse_entries<float, 2>(rt, path, parse::ratings, {}, {}, &report));
   if (all.empty()) throw ParseError(path, report.lines, "", "the file holds no ratings");
@@ -216,9 +216,10 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   for (const auto& e : all)
     ratings.push_back({static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value});
   std::vector<Entry<float, 2>>().swap(all);
-  // The serial program's order: the file's, shuffled with the seed.
-  RandomStream rs(seed, 7);
-  std::shuffle(ratings.begin(), ratings.end(), rs);
+  if (order == Order::serial) {  // the serial program's order: the file's, shuffled with the seed
+    RandomStream rs(seed, 7);
+    std::shuffle(ratings.begin(), ratings.end(), rs);
+  }
   split(p, std::move(ratings), holdout, seed);
   return p;
 }

@@ -29,7 +29,7 @@ void radix_sort(std::vector<KeyedValue<V>>& items) {
   std::uint64_t all = 0;
   for (const auto& it : items) all |= it.key;
   const int bits = 64 - std::countl_zero(all);
-  auto tmp = make_huge<KeyedValue<V>>(n);
+  std::vector<KeyedValue<V>> tmp(n);
   for (int shift = 0; shift < bits; shift += 8) {
     std::array<std::size_t, 256> count{};
     for (const auto& it : items) ++count[(it.key >> shift) & 0xFF];

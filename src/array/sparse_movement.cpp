@@ -73,7 +73,7 @@ void absorb_by_linear_key(const std::vector<std::int64_t>& shape, const RecordLa
   using Value = std::array<std::byte, S>;
   const std::size_t n = records.size() / layout.record_size;
   const int dims = layout.dims;
-  auto items = make_huge<KeyedValue<Value>>(n);
+  std::vector<KeyedValue<Value>> items(n);
   for (std::size_t k = 0; k < n; ++k) {
     const std::byte* record = records.data() + k * layout.record_size;
     items[k].key = linear_of(index_of(record, dims), shape);

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/detail/free_now.hpp"
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
@@ -92,7 +93,7 @@ std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::
     Handler(const Parser& p, const Index<N>& b, const std::optional<Shape<N>>& s) : parser(p), emit(b, s, out) {}
     // Most formats hold one element per 8 or more bytes; reserving up front avoids
     // copying (and page-faulting) the output on every growth.
-    void begin_chunk(std::size_t bytes) { strata::detail::reserve_huge(out, bytes / 8 + 16); }
+    void begin_chunk(std::size_t bytes) { out.reserve(bytes / 8 + 16); }
     void operator()(std::string_view line) {
       const std::size_t mark = out.size();
       try {
@@ -112,10 +113,10 @@ std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::
   std::size_t total = 0;
   for (const auto& h : handlers) total += h->out.size();
   std::vector<Entry<T, N>> all;
-  strata::detail::reserve_huge(all, total);
+  all.reserve(total);
   for (auto& h : handlers) {
     all.insert(all.end(), h->out.begin(), h->out.end());
-    h->out = {};
+    strata::detail::free_now(h->out);
   }
   return all;
 }
