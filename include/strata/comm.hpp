@@ -82,6 +82,18 @@ class Comm {
   virtual void isend(std::span<const std::byte> data, int dest, int tag) = 0;
   /// Receives exactly data.size() bytes from `src` with `tag`, waiting at most the timeout.
   virtual void recv(std::span<std::byte> data, int src, int tag, const std::string& what) = 0;
+  /// Starts receiving exactly data.size() bytes from `src` with `tag` into `data`, which
+  /// must stay alive until wait_recv or cancel_recvs; returns the receive's number among
+  /// this thread's. A receive posted before its message arrives takes it as it comes
+  /// (a late recv would wait for the transfer itself).
+  virtual std::uint64_t irecv(std::span<std::byte> data, int src, int tag) = 0;
+  /// Waits, at most the timeout, until this thread's receive `id` has completed.
+  virtual void wait_recv(std::uint64_t id, const std::string& what) = 0;
+  /// Cancels every receive this thread started and has not waited for (a run that
+  /// stops early), so that their buffers may go.
+  virtual void cancel_recvs() = 0;
+  /// The largest tag isend, recv and irecv take (MPI's MPI_TAG_UB: at least 32767).
+  virtual int max_tag() const = 0;
   /// How many more of this thread's sends have completed since its last call (or its
   /// last wait_sends), counted in the order they were started up to the first that has
   /// not: the caller matches them with its own list of what it sent. Never waits.

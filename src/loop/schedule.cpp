@@ -1,5 +1,6 @@
 #include "loop/schedule.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -207,11 +208,60 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
   std::vector<BlockState> state(static_cast<std::size_t>(s.blocks));
   const double timeout = rt.comm().timeout();
   std::vector<double> waited(static_cast<std::size_t>(T), 0.0);
+  // A block's message to its use u is tagged u * blocks + b where the communicator's
+  // tags reach that far, so each message matches one receive whichever thread of the
+  // rank posts it first; a worker then posts the next step's receives before it runs a
+  // block, so that the transfer can overlap that run instead of starting when the step
+  // does. Otherwise the tag is b, and each step posts its receives when it begins, in
+  // order. An early receive writes the block's rows only once its message arrives,
+  // which is after every earlier use of the block here has ended (each use waits for
+  // the one before), so it may be posted while the rows are still in use.
+  std::size_t most_uses = 0;
+  for (const auto& u : s.users) most_uses = std::max(most_uses, u.size());
+  const bool early = !travelling.empty() && static_cast<std::int64_t>(most_uses) * s.blocks <= rt.comm().max_tag();
+  auto tag_of = [&](int b, int u) { return early ? u * s.blocks + b : b; };
   rt.pool().run([&](int t) {
     strata::detail::WorkerScope worker(t);
     const int w = r * T + t;
     const auto& order = s.order[static_cast<std::size_t>(w)];
     HandedBlocks passed(travelling, release);
+    // The rank step `step`'s block comes from (its previous user's, its home for a first
+    // use), or -1 when a thread of this rank hands it over.
+    auto source_of = [&](int step) {
+      const auto& users = s.users[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])];
+      const int u = s.use_at(w, step);
+      const int from = rank_of(u == 0 ? users.back() : users[static_cast<std::size_t>(u - 1)]);
+      return from == r ? -1 : from;
+    };
+    // The receives of step `posted_step`, started early; cancelled if the run stops.
+    std::vector<std::uint64_t> posted;
+    int posted_step = -1;
+    struct CancelOnExit {
+      Comm& comm;
+      const std::vector<std::uint64_t>& posted;
+      ~CancelOnExit() {
+        if (!posted.empty()) comm.cancel_recvs();
+      }
+    } cancel_on_exit{rt.comm(), posted};
+    auto post = [&](int step) {
+      const int from = source_of(step), b = order[static_cast<std::size_t>(step)];
+      if (from < 0) return;
+      cancel_release(state[static_cast<std::size_t>(b)]);  // before the rows can be received into
+      const int tag = tag_of(b, s.use_at(w, step));
+      for (auto& a : travelling) posted.push_back(rt.comm().irecv(block_bytes(a, b), from, tag));
+      posted_step = step;
+    };
+    auto receive = [&](int step, int from, const std::string& what) {
+      const int b = order[static_cast<std::size_t>(step)];
+      if (posted_step == step) {
+        for (const std::uint64_t id : posted) rt.comm().wait_recv(id, what);
+        posted.clear();
+        posted_step = -1;
+        return;
+      }
+      cancel_release(state[static_cast<std::size_t>(b)]);
+      for (auto& a : travelling) rt.comm().recv(block_bytes(a, b), from, tag_of(b, s.use_at(w, step)), what);
+    };
     // The blocks this worker is home to start at their first users: passed on, as if
     // this worker had just used them (so flow control counts them).
     if (!travelling.empty())
@@ -223,8 +273,9 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
           continue;
         }
         passed.sent(b, state);
-        for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(users.front()), b);
+        for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(users.front()), tag_of(b, 0));
       }
+    if (early && !order.empty()) post(0);
     // Flow control: a worker holds its current block, and the blocks it has kept for
     // good this pass (its home blocks, at the end) and passed on but the next worker has
     // not taken count against its share of blocks, k + 1 (k: blocks per worker).
@@ -242,20 +293,17 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
       // A block's first user takes it from its home (its last user, in the pass before).
       if (u == 0 && rank_of(users.back()) != r) {
         const auto wait_start = std::chrono::steady_clock::now();
-        for (auto& a : travelling)
-          rt.comm().recv(block_bytes(a, b), rank_of(users.back()), b,
-                         fmt::format("time block {} from its home rank {} (worker {} at step {})", b,
-                                     rank_of(users.back()), w, step));
+        receive(step, rank_of(users.back()),
+                fmt::format("time block {} from its home rank {} (worker {} at step {})", b, rank_of(users.back()), w,
+                            step));
         waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
       }
       if (u > 0) {
         const auto wait_start = std::chrono::steady_clock::now();
         const int prev = users[static_cast<std::size_t>(u - 1)];
         if (rank_of(prev) != r) {
-          cancel_release(state[static_cast<std::size_t>(b)]);
-          for (auto& a : travelling)
-            rt.comm().recv(block_bytes(a, b), rank_of(prev), b,
-                           fmt::format("time block {} from rank {} (worker {} at step {})", b, rank_of(prev), w, step));
+          receive(step, rank_of(prev),
+                  fmt::format("time block {} from rank {} (worker {} at step {})", b, rank_of(prev), w, step));
         } else {
           // Wait for the previous user on this rank: spin briefly, then yield.
           const auto start = std::chrono::steady_clock::now();
@@ -268,6 +316,8 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
         }
         waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
       }
+      if (early && step + 1 < static_cast<int>(order.size()) && order[static_cast<std::size_t>(step) + 1] != b)
+        post(step + 1);
       run_block(t, step, b);
       state[static_cast<std::size_t>(b)].released.store(u + 1, std::memory_order_release);
       if (u + 1 == static_cast<int>(users.size())) {
@@ -276,7 +326,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
         const int next = users[static_cast<std::size_t>(u + 1)];
         if (rank_of(next) != r) {
           passed.sent(b, state);
-          for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(next), b);
+          for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(next), tag_of(b, u + 1));
         } else {
           passed.handed(b, u + 1);
         }

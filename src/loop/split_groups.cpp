@@ -53,7 +53,6 @@ bool may_split(const Plan& plan, std::size_t accesses, const std::vector<std::ui
          detail::relaxed_arrays(plan).empty();
 }
 
-
 // Places the iterations of split groups on the threads (`load`: each thread's
 // iterations so far; `thread_of` gets theirs) and returns how many there are.
 // Each such iteration has a *pivot*: of the units it writes, the one the most of these
@@ -123,6 +122,7 @@ std::int64_t place_split_iterations(std::int64_t iterations, const std::vector<a
     }
   return static_cast<std::int64_t>(by_pivot.size());
 }
+
 }  // namespace
 
 std::vector<std::int32_t> place_groups(Plan& plan, std::int64_t iterations,

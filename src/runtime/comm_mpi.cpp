@@ -64,6 +64,10 @@ class MpiComm final : public Comm {
     check(MPI_Comm_set_errhandler(mail_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    int* tag_ub = nullptr;
+    int found = 0;
+    check(MPI_Comm_get_attr(p2p_, MPI_TAG_UB, &tag_ub, &found), "MPI_Comm_get_attr(MPI_TAG_UB)");
+    max_tag_ = found && tag_ub ? *tag_ub : 32767;
   }
   ~MpiComm() override {
     if (!broken_) {
@@ -178,6 +182,51 @@ class MpiComm final : public Comm {
     wait_quietly(reqs, what);
   }
 
+  std::uint64_t irecv(std::span<std::byte> data, int src, int tag) override {
+    PendingRecvs& mine = pending_recvs();
+    mine.requests.emplace_back();
+    post_chunks_on(p2p_, data.data(), data.size(), src, tag, false, mine.requests.back());
+    return mine.first + mine.requests.size() - 1;
+  }
+
+  void wait_recv(std::uint64_t id, const std::string& what) override {
+    PendingRecvs& mine = pending_recvs();
+    STRATA_CHECK(id >= mine.first && id - mine.first < mine.requests.size() &&
+                     !mine.requests[static_cast<std::size_t>(id - mine.first)].empty(),
+                 "wait_recv of a receive this thread did not start or already waited for");
+    auto& reqs = mine.requests[static_cast<std::size_t>(id - mine.first)];
+    wait_quietly(reqs, what);
+    reqs.clear();
+    while (!mine.requests.empty() && mine.requests.front().empty()) {
+      mine.requests.pop_front();
+      ++mine.first;
+    }
+  }
+
+  // On the way out of a failed run, so no check() and no unbounded wait: a receive
+  // whose transfer has begun cannot be cancelled, and its sender may be the rank that
+  // hung. After a failure (broken) the requests are left to the ending process.
+  void cancel_recvs() override {
+    PendingRecvs& mine = pending_recvs();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+    for (auto& reqs : mine.requests)
+      for (MPI_Request& r : reqs) {
+        if (r == MPI_REQUEST_NULL || broken_) continue;
+        MPI_Cancel(&r);
+        for (int done = 0; !done;) {
+          if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || std::chrono::steady_clock::now() > deadline) {
+            broken_ = true;
+            break;
+          }
+          if (!done) std::this_thread::yield();
+        }
+      }
+    mine.first += mine.requests.size();
+    mine.requests.clear();
+  }
+
+  int max_tag() const override { return max_tag_; }
+
   void wait_sends() override {
     PendingSends& mine = pending_sends();
     wait_quietly(mine.requests, "completion of block sends");
@@ -260,6 +309,17 @@ class MpiComm final : public Comm {
     return sends;
   }
 
+  // The calling thread's receives started by irecv and not yet waited for: receive
+  // first + k is requests[k] (its chunks; empty once waited for).
+  struct PendingRecvs {
+    std::uint64_t first = 0;
+    std::deque<std::vector<MPI_Request>> requests;
+  };
+  PendingRecvs& pending_recvs() {
+    thread_local PendingRecvs recvs;
+    return recvs;
+  }
+
   // A timed wait that touches no shared state, so several threads may use it at once.
   void wait_quietly(std::vector<MPI_Request>& reqs, const std::string& what) {
     poll_until_done(reqs.data(), static_cast<int>(reqs.size()), what);
@@ -334,6 +394,7 @@ class MpiComm final : public Comm {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm p2p_ = MPI_COMM_NULL;  // executors' block transfers
+  int max_tag_ = 32767;
   MPI_Comm mail_ = MPI_COMM_NULL;  // parameter-server mail
   struct OutgoingMail {
     Bytes data;

@@ -1,4 +1,5 @@
 // The communicator of a lone process: every collective is a local copy.
+#include <climits>
 #include <cstring>
 #include <deque>
 
@@ -36,6 +37,14 @@ class SelfComm final : public Comm {
   void recv(std::span<std::byte>, int, int, const std::string&) override {
     throw InternalError("recv on a one-rank job: there is no other rank");
   }
+  std::uint64_t irecv(std::span<std::byte>, int, int) override {
+    throw InternalError("irecv on a one-rank job: there is no other rank");
+  }
+  void wait_recv(std::uint64_t, const std::string&) override {
+    throw InternalError("wait_recv on a one-rank job: there is no other rank");
+  }
+  void cancel_recvs() override {}
+  int max_tag() const override { return INT_MAX; }
   std::size_t finished_sends() override { return 0; }
   void wait_sends() override {}
   void mail(int dest, Bytes message) override {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <span>
+#include <vector>
 
 #include "strata/detail/collective_error.hpp"
 #include "strata/detail/pack.hpp"
@@ -54,6 +56,43 @@ TEST(Collectives, AllgathervInRankOrder) {
     const auto v = detail::as_vector<std::int64_t>(all[static_cast<std::size_t>(r)]);
     EXPECT_EQ(v, std::vector<std::int64_t>(static_cast<std::size_t>(r) + 1, r));
   }
+}
+
+// Receives posted before their messages are sent (Comm::irecv) each take the message
+// of their own tag, whatever order they were posted and waited for in; a receive no
+// message will reach is cancelled, and later receives go on from there.
+TEST(PointToPoint, EarlyReceivesTakeTheMessagesOfTheirTags) {
+  if (rt().size() == 1) GTEST_SKIP() << "needs another rank";
+  Comm& comm = rt().comm();
+  const int next = (comm.rank() + 1) % comm.size(), prev = (comm.rank() + comm.size() - 1) % comm.size();
+  constexpr int kTags = 3;
+  std::vector<std::vector<std::int32_t>> got(kTags, std::vector<std::int32_t>(1000, -1)), sent(kTags);
+  std::uint64_t ids[kTags];
+  for (int tag = kTags - 1; tag >= 0; --tag)  // posted in the reverse of the order sent
+    ids[tag] = comm.irecv(std::as_writable_bytes(std::span(got[tag])), prev, tag);
+  std::vector<std::int32_t> never(4);
+  comm.irecv(std::as_writable_bytes(std::span(never)), prev, 99);
+  comm.barrier();
+  for (int tag = 0; tag < kTags; ++tag) {
+    sent[tag].assign(1000, 0);
+    std::iota(sent[tag].begin(), sent[tag].end(), comm.rank() * 10'000 + tag * 1000);
+    comm.isend(std::as_bytes(std::span(sent[tag])), next, tag);
+  }
+  for (const int tag : {1, 0, 2}) {
+    comm.wait_recv(ids[tag], "an early receive");
+    std::vector<std::int32_t> want(1000);
+    std::iota(want.begin(), want.end(), prev * 10'000 + tag * 1000);
+    EXPECT_EQ(got[tag], want) << "tag " << tag;
+  }
+  comm.wait_sends();
+  comm.cancel_recvs();  // tag 99's
+  std::vector<std::int32_t> again(2, -1), mine{comm.rank(), 7};
+  const std::uint64_t id = comm.irecv(std::as_writable_bytes(std::span(again)), prev, 5);
+  comm.isend(std::as_bytes(std::span(mine)), next, 5);
+  comm.wait_recv(id, "a receive after a cancelled one");
+  comm.wait_sends();
+  EXPECT_EQ(again, (std::vector<std::int32_t>{prev, 7}));
+  comm.barrier();
 }
 
 TEST(Collectives, ExclusiveScan) {
