@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "mf/repeated_pair.hpp"
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
 #include "strata/random.hpp"
@@ -166,28 +167,6 @@ std::vector<std::int64_t> renumber(std::vector<Entry<float, 2>>& all, std::size_
   return sorted;
 }
 
-// Whether some (user, item) pair appears twice, in linear time: the ratings' items
-// bucketed by user (a counting sort), then per item the last user seen rating it.
-bool has_repeated_pair(const std::vector<Entry<float, 2>>& all, std::int64_t users, std::int64_t items) {
-  std::vector<std::int64_t> begin(static_cast<std::size_t>(users) + 1, 0);
-  for (const auto& e : all) ++begin[static_cast<std::size_t>(e.index[0]) + 1];
-  std::partial_sum(begin.begin(), begin.end(), begin.begin());
-  std::vector<std::int64_t> next(begin.begin(), begin.end() - 1);
-  std::vector<std::int32_t> item_of(all.size());  // items are below kMaxRows (checked)
-  for (const auto& e : all) {
-    std::int64_t& at = next[static_cast<std::size_t>(e.index[0])];
-    item_of[static_cast<std::size_t>(at++)] = static_cast<std::int32_t>(e.index[1]);
-  }
-  std::vector<std::int64_t> last_user(static_cast<std::size_t>(items), -1);
-  for (std::int64_t u = 0; u < users; ++u)
-    for (auto k = begin[static_cast<std::size_t>(u)]; k < begin[static_cast<std::size_t>(u) + 1]; ++k) {
-      std::int64_t& seen = last_user[static_cast<std::size_t>(item_of[static_cast<std::size_t>(k)])];
-      if (seen == u) return true;
-      seen = u;
-    }
-  return false;
-}
-
 }  // namespace
 
 void throw_repeated_pair(const std::string& path) {
@@ -208,7 +187,10 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);
-  if (has_repeated_pair(all, p.users, p.items)) throw_repeated_pair(path);
+  if (has_repeated_pair(
+          all.size(), p.users, p.items, [&](std::size_t k) { return all[k].index[0]; },
+          [&](std::size_t k) { return all[k].index[1]; }))
+    throw_repeated_pair(path);
   p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
   // As ratings (12 bytes each, the parsed entries 24), the entries released at once.
   std::vector<Rating> ratings;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -218,7 +219,11 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
   // the one before), so it may be posted while the rows are still in use.
   std::size_t most_uses = 0;
   for (const auto& u : s.users) most_uses = std::max(most_uses, u.size());
-  const bool early = !travelling.empty() && static_cast<std::int64_t>(most_uses) * s.blocks <= rt.comm().max_tag();
+  // Not where another thread of the rank may still send a block this worker has posted a
+  // receive for, and give its pages back once that send completes (release): the data
+  // may have arrived by then.
+  const bool early = !travelling.empty() && (!release || T == 1) &&
+                     static_cast<std::int64_t>(most_uses) * s.blocks <= rt.comm().max_tag();
   auto tag_of = [&](int b, int u) { return early ? u * s.blocks + b : b; };
   rt.pool().run([&](int t) {
     strata::detail::WorkerScope worker(t);
@@ -233,30 +238,43 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
       const int from = rank_of(u == 0 ? users.back() : users[static_cast<std::size_t>(u - 1)]);
       return from == r ? -1 : from;
     };
-    // The receives of step `posted_step`, started early; cancelled if the run stops.
-    std::vector<std::uint64_t> posted;
-    int posted_step = -1;
+    // Receives started early, per step (kAhead steps at most); cancelled if the run
+    // stops. A large message moves only once its receive is posted and then both ranks
+    // call into MPI (the sender pushes the data at its next step), so a receive posted a
+    // single step ahead still waited, a step in ten, for the sender's next step.
+    constexpr int kAhead = 3;
+    std::map<int, std::vector<std::uint64_t>> posted;
+    int posted_up_to = 0;  // steps before it are posted (or need no receive)
     struct CancelOnExit {
       Comm& comm;
-      const std::vector<std::uint64_t>& posted;
+      const std::map<int, std::vector<std::uint64_t>>& posted;
       ~CancelOnExit() {
         if (!posted.empty()) comm.cancel_recvs();
       }
     } cancel_on_exit{rt.comm(), posted};
-    auto post = [&](int step) {
-      const int from = source_of(step), b = order[static_cast<std::size_t>(step)];
-      if (from < 0) return;
-      cancel_release(state[static_cast<std::size_t>(b)]);  // before the rows can be received into
-      const int tag = tag_of(b, s.use_at(w, step));
-      for (auto& a : travelling) posted.push_back(rt.comm().irecv(block_bytes(a, b), from, tag));
-      posted_step = step;
+    // Posts the receives of the steps after `step` up to step + kAhead, stopping at a
+    // block this worker still has to run before (its rows are not to be received into
+    // yet).
+    auto post_ahead = [&](int step) {
+      const int last = std::min(step + kAhead, static_cast<int>(order.size()) - 1);
+      for (posted_up_to = std::max(posted_up_to, step + 1); posted_up_to <= last; ++posted_up_to) {
+        const int b = order[static_cast<std::size_t>(posted_up_to)];
+        bool earlier = false;
+        for (int k = std::max(step, 0); k < posted_up_to && !earlier; ++k) earlier = order[static_cast<std::size_t>(k)] == b;
+        if (earlier) break;
+        const int from = source_of(posted_up_to);
+        if (from < 0) continue;
+        cancel_release(state[static_cast<std::size_t>(b)]);  // before the rows can be received into
+        const int tag = tag_of(b, s.use_at(w, posted_up_to));
+        auto& ids = posted[posted_up_to];
+        for (auto& a : travelling) ids.push_back(rt.comm().irecv(block_bytes(a, b), from, tag));
+      }
     };
     auto receive = [&](int step, int from, const std::string& what) {
       const int b = order[static_cast<std::size_t>(step)];
-      if (posted_step == step) {
-        for (const std::uint64_t id : posted) rt.comm().wait_recv(id, what);
-        posted.clear();
-        posted_step = -1;
+      if (const auto it = posted.find(step); it != posted.end()) {
+        for (const std::uint64_t id : it->second) rt.comm().wait_recv(id, what);
+        posted.erase(it);
         return;
       }
       cancel_release(state[static_cast<std::size_t>(b)]);
@@ -275,7 +293,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
         passed.sent(b, state);
         for (auto& a : travelling) rt.comm().isend(block_bytes(a, b), rank_of(users.front()), tag_of(b, 0));
       }
-    if (early && !order.empty()) post(0);
+    if (early && !order.empty()) post_ahead(-1);
     // Flow control: a worker holds its current block, and the blocks it has kept for
     // good this pass (its home blocks, at the end) and passed on but the next worker has
     // not taken count against its share of blocks, k + 1 (k: blocks per worker).
@@ -316,8 +334,7 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
         }
         waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
       }
-      if (early && step + 1 < static_cast<int>(order.size()) && order[static_cast<std::size_t>(step) + 1] != b)
-        post(step + 1);
+      if (early) post_ahead(step);
       run_block(t, step, b);
       state[static_cast<std::size_t>(b)].released.store(u + 1, std::memory_order_release);
       if (u + 1 == static_cast<int>(users.size())) {
