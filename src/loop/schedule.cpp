@@ -240,8 +240,8 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
     };
     // Receives started early, per step (kAhead steps at most); cancelled if the run
     // stops. A large message moves only once its receive is posted and then both ranks
-    // call into MPI (the sender pushes the data at its next step), so a receive posted a
-    // single step ahead still waited, a step in ten, for the sender's next step.
+    // call into MPI (the sender pushes the data at the start of its next step), so a
+    // receive needs a few steps' start, not one (docs/loops.md).
     constexpr int kAhead = 3;
     std::map<int, std::vector<std::uint64_t>> posted;
     int posted_up_to = 0;  // steps before it are posted (or need no receive)
