@@ -26,6 +26,7 @@ SerialMf::SerialMf(const Problem& problem, const Options& options)
 double SerialMf::pass() { return pass(p_.train); }
 
 double SerialMf::pass(const std::vector<Rating>& order) {
+  o_.warm_up = o_.warms_up() && passes_++ == 0;
   const int K = o_.rank, S = o_.state_per_row();
   double loss = 0;
   for (const Rating& x : order) {

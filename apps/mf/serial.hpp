@@ -23,6 +23,7 @@ class SerialMf {
  private:
   const Problem& p_;
   Options o_;
+  int passes_ = 0;  ///< passes run (the first of the rows step is a warm-up)
   std::vector<float> W_, H_, GW_, GH_;
 };
 

@@ -104,6 +104,7 @@ StrataMf::StrataMf(Runtime& rt, const Problem& problem, Problem* releasing, cons
 }
 
 double StrataMf::pass() {
+  o_.warm_up = o_.warms_up() && passes_++ == 0;
   if (data_parallel_) pass_data_parallel();
   else {
     const int K = o_.rank;

@@ -54,6 +54,7 @@ class StrataMf {
 
   Runtime& rt_;
   Options o_;
+  int passes_ = 0;  ///< passes run (the first of the rows step is a warm-up)
   LoopOptions loop_;
   bool data_parallel_ = false, explaining_ = false;
   /// Users (and what follows them: R, W, GW) split by their ratings, as the plan

@@ -3,8 +3,10 @@
 // checked in mf_load_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "mf/serial.hpp"
 #include "mf/strata.hpp"
@@ -129,28 +131,41 @@ TEST(MfApp, LogisticLossLearnsBinaryRatings) {
 
 // The dependence-aware plan visits the ratings in another serializable order than
 // the serial program's shuffled one; with rounds that deal each item's ratings over
-// the pass (RoundDealer) it converges per pass like serial. On this small set the
-// serial program's own loss moves by up to 0.8 % at pass 8 when only its shuffle
-// changes; slicing users by round instead ran 1.5-3.7 % ahead (docs/apps.md).
+// the pass (RoundDealer) it converges per pass like serial. How close "like" can be
+// depends on the schedule: the row step's warm-up pass (kSlowFactors) makes passes
+// 3-7 steep, and there the serial program's own loss moves by up to 5 % when only its
+// shuffle changes (rank 8, this set; 0.8 % before the warm-up). So at every pass
+// from the third the plan's loss must be within 1.5 % of serial's, or within 1.5
+// times the largest distance (passes 3-8) between the serial program and itself
+// reshuffled. Slicing users by round instead of dealing them ran 1.5-3.7 % ahead
+// (docs/apps.md).
 TEST(MfApp, DependenceAwarePlanTracksTheSerialLossPerPass) {
   SyntheticSpec s;
   s.users = 8000;
   s.items = 1500;
   s.ratings = 330000;
   const Problem p = generate(s, 0.1, 7);
+  Problem reshuffled = p;
+  RandomStream rs(99, 3);
+  std::shuffle(reshuffled.train.begin(), reshuffled.train.end(), rs);
   for (const Step step : {Step::rows, Step::plain}) {
     const Options o = with(step, step == Step::rows ? 0.1f : 0.01f);
     StrataMf parallel(rt(), p, o);
-    SerialMf serial(p, o);
+    SerialMf serial(p, o), other(reshuffled, o);
+    std::vector<double> ours, theirs;
+    double itself = 0;  // the serial program's largest distance from itself reshuffled
     for (int pass = 1; pass <= 8; ++pass) {
       parallel.pass();
       serial.pass();
-      const double ours = parallel.fit_train().loss(), theirs = serial.fit(p.train).loss();
-      if (pass >= 3) {
-        EXPECT_NEAR(ours / theirs, 1.0, 0.015) << "step " << static_cast<int>(step) << ", pass " << pass << ": "
-                                               << ours << " vs " << theirs;
-      }
+      other.pass();
+      ours.push_back(parallel.fit_train().loss());
+      theirs.push_back(serial.fit(p.train).loss());
+      if (pass >= 3) itself = std::max(itself, std::abs(other.fit(p.train).loss() / theirs.back() - 1.0));
     }
+    for (std::size_t k = 2; k < ours.size(); ++k)
+      EXPECT_LE(std::abs(ours[k] / theirs[k] - 1.0), std::max(0.015, 1.5 * itself))
+          << "step " << static_cast<int>(step) << ", pass " << k + 1 << ": " << ours[k] << " vs " << theirs[k]
+          << " (serial reshuffled: up to " << itself << " apart)";
   }
 }
 
