@@ -16,7 +16,8 @@ AppInfo mf_info() {
       .declare("rank", "5", "rank of the planted model");
   a.options.declare("rank", "64", "factors per user and item (K)")
       .declare("loss", "squared", "squared | absolute (real ratings) | logistic | hinge (binary: rating > 0 or not)")
-      .declare("step", "rows", "rows (LIBMF's: a step size per part of a row, a first pass on 4 factors) | plain | adagrad (per element)")
+      .declare("step", "rows",
+               "rows (LIBMF's: a step size per part of a row, a first pass on 4 factors) | plain | adagrad (per element)")
       .declare("lr", "0.1", "step size (rows, adagrad: base rate)")
       .declare("l2", "0.02", "L2 weight, or USER,ITEM weights (LIBMF: -l2 P,Q)")
       .declare("l1", "0", "L1 weight, or USER,ITEM weights (LIBMF: -l1 P,Q)")

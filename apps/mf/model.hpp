@@ -36,9 +36,7 @@ enum class Loss {
 /// the first pass moves. LIBMF's schedule (Chin et al., PAKDD 2015, as LIBMF's source
 /// does it with its vector width): the first pass fits the ratings' mean through a few
 /// factors while the others keep their small random start, so the later passes do not
-/// begin from a large step on every factor. On the 10M planted set at rank 64 the
-/// held-out RMSE after passes 1 / 3 / 8 went from 1.014 / 0.937 / 0.665 to 0.974 /
-/// 0.736 / 0.505 (docs/apps-mf.md).
+/// begin with a large step on every factor (docs/apps-mf.md has what it gains).
 inline constexpr int kSlowFactors = 4;
 
 struct Options {
@@ -61,11 +59,11 @@ struct Options {
 
   /// The adaptive state's length per row: rows 2 (a sum per part), adagrad K, plain none.
   int state_per_row() const { return step == Step::rows ? 2 : step == Step::adagrad ? rank : 0; }
+  /// Its initial value: LIBMF starts the row sums at 1 (the first step is lr itself).
+  float state_start() const { return step == Step::rows ? 1.0f : 0.0f; }
   /// Whether the first pass is a warm-up (kSlowFactors): the rows step without L1, as
   /// LIBMF does it (L1 shrinks every factor at every step, warm or not).
   bool warms_up() const { return step == Step::rows && l1_user == 0 && l1_item == 0; }
-  /// Its initial value: LIBMF starts the row sums at 1 (the first step is lr itself).
-  float state_start() const { return step == Step::rows ? 1.0f : 0.0f; }
 };
 
 /// Initial factor k of row `row`, a pure function of the seed: uniform in

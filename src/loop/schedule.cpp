@@ -260,7 +260,8 @@ double run_schedule(Runtime& rt, const BlockSchedule& s, std::span<TravellingArr
       for (posted_up_to = std::max(posted_up_to, step + 1); posted_up_to <= last; ++posted_up_to) {
         const int b = order[static_cast<std::size_t>(posted_up_to)];
         bool earlier = false;
-        for (int k = std::max(step, 0); k < posted_up_to && !earlier; ++k) earlier = order[static_cast<std::size_t>(k)] == b;
+        for (int k = std::max(step, 0); k < posted_up_to && !earlier; ++k)
+          earlier = order[static_cast<std::size_t>(k)] == b;
         if (earlier) break;
         const int from = source_of(posted_up_to);
         if (from < 0) continue;
