@@ -7,7 +7,8 @@
 # Settings (environment): PASSES (20), RANK (64), L2 (LIBMF's -l2, 0.05), and the data:
 # USERS (200000), ITEMS (20000), TRAIN (10000000), HELD_OUT (1000000), PLANTED (16).
 # Writes OUT_DIR/mf_passes.csv (tool,rep,pass,seconds_since_start,test_rmse),
-# OUT_DIR/mf_runs.csv (tool,rep,wall_s,peak_mb) and prints a table of the medians.
+# OUT_DIR/mf_runs.csv (tool,rep,wall_s,peak_mb), prints a table of the medians, and
+# plots the first round's held-out RMSE against wall-clock seconds (OUT_DIR/mf-peers.svg).
 
 bench_mf() {
 : "${LIBMF_DIR:?set LIBMF_DIR to the directory of the LIBMF sources}"
@@ -89,5 +90,12 @@ for t in tools:
         if hits: reach.append(min(hits))
     print(f"{t:10} {wall:8.1f} {peak:8.0f} " + " ".join(f"{at(p):8.4f}" for p in (1, 5, 10, passes)) +
           f" {med(reach):12.1f}")
+    # The first round as a metrics file, wall-clock seconds as `elapsed`, for the plot.
+    with open(f"{out}/mf-{t}.csv", "w") as f:
+        f.write(f'# app=mf label="{t}"\npass,seconds,elapsed,items,items_per_s,test_rmse\n')
+        for r in rows:
+            if r["tool"] == t and r["rep"] == "1":
+                f.write(f"{r['pass']},0,{r['seconds_since_start']},0,0,{r['test_rmse']}\n")
 PY
+"$strata" plot "$out"/mf-*.csv -o "$out/mf-peers.svg" --metric test_rmse >/dev/null && echo "plot: $out/mf-peers.svg"
 }
