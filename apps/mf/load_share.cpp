@@ -17,40 +17,6 @@ namespace {
 
 using Entries = std::vector<Entry<float, 2>>;
 
-// load()'s renumbering over every rank's entries: the distinct ids of dimension d,
-// increasing, over all ranks; each entry's id replaced by its place among them. Where
-// the ids are dense (MovieLens's, generated ones: the largest at most twice this
-// rank's entries) the ranks sum a count per id, in linear time; else each rank's
-// distinct ids are sorted and gathered (sorting 5M ids a rank took 0.3 s).
-std::vector<std::int64_t> renumber_shares(Runtime& rt, Entries& mine, std::size_t d) {
-  std::int64_t top = -1;
-  for (const auto& e : mine) top = std::max(top, e.index[d]);
-  top = rt.comm().allreduce(top, ReduceOp::max);
-  const auto most = rt.comm().allreduce(static_cast<std::int64_t>(mine.size()), ReduceOp::max);
-  std::vector<std::int64_t> ids;
-  if (top < 2 * most + 1024) {
-    std::vector<std::int32_t> row(static_cast<std::size_t>(top + 1), 0);  // first: whether the id occurs
-    for (const auto& e : mine) row[static_cast<std::size_t>(e.index[d])] = 1;
-    rt.comm().allreduce(std::span(row), ReduceOp::max);
-    for (std::size_t id = 0; id < row.size(); ++id)  // then: its place (below kMaxRows: checked after)
-      if (row[id]) {
-        row[id] = static_cast<std::int32_t>(std::min<std::size_t>(ids.size(), static_cast<std::size_t>(kMaxRows)));
-        ids.push_back(static_cast<std::int64_t>(id));
-      }
-    for (auto& e : mine) e.index[d] = row[static_cast<std::size_t>(e.index[d])];
-    return ids;
-  }
-  ids.reserve(mine.size());
-  for (const auto& e : mine) ids.push_back(e.index[d]);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  ids = rt.comm().allgather_vector(std::move(ids));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  for (auto& e : mine) e.index[d] = std::lower_bound(ids.begin(), ids.end(), e.index[d]) - ids.begin();
-  return ids;
-}
-
 // Whether some (user, item) pair appears twice on any rank: each pair goes to the
 // rank its user falls to (user mod ranks), which checks its users' pairs in linear
 // time (has_repeated_pair; sorting them took 0.3 s on a rank of two, 10M ratings).
@@ -86,8 +52,8 @@ Problem load_share(Runtime& rt, const std::string& path, double holdout, std::ui
   if (rt.comm().allreduce(static_cast<std::int64_t>(mine.size()), ReduceOp::sum) == 0)
     throw ParseError(path, report.lines, "", "the file holds no ratings");
   Problem p;
-  p.user_ids = renumber_shares(rt, mine, 0);
-  p.item_ids = renumber_shares(rt, mine, 1);
+  p.user_ids = renumber(rt, mine, 0, true);
+  p.item_ids = renumber(rt, mine, 1, true);
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);

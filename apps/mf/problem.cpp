@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -140,34 +141,41 @@ std::vector<Entry<float, 2>> whole_file(Runtime& rt, std::vector<Entry<float, 2>
   return rt.comm().allgather_vector(std::move(mine));
 }
 
-// Dense ids in increasing order of the original ids, written over dimension d of
-// every rating; returns the distinct original ids, increasing. Through a table over
-// [0, largest id] when that is at most twice the ratings (linear time: MovieLens's
-// ids and generated ones are dense), else through the sorted distinct ids.
-std::vector<std::int64_t> renumber(std::vector<Entry<float, 2>>& all, std::size_t d) {
+}  // namespace
+
+std::vector<std::int64_t> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mine, std::size_t d, bool shared) {
   std::int64_t top = -1;
-  for (const auto& e : all) top = std::max(top, e.index[d]);
-  if (top < 2 * static_cast<std::int64_t>(all.size()) + 1024) {
-    std::vector<std::int64_t> dense(static_cast<std::size_t>(top + 1), -1);
-    for (const auto& e : all) dense[static_cast<std::size_t>(e.index[d])] = 0;
-    std::vector<std::int64_t> ids;
-    for (std::size_t id = 0; id < dense.size(); ++id)
-      if (dense[id] == 0) {
-        dense[id] = static_cast<std::int64_t>(ids.size());
+  for (const auto& e : mine) top = std::max(top, e.index[d]);
+  auto most = static_cast<std::int64_t>(mine.size());
+  if (shared) {
+    top = rt.comm().allreduce(top, ReduceOp::max);
+    most = rt.comm().allreduce(most, ReduceOp::max);
+  }
+  std::vector<std::int64_t> ids;
+  if (top < 2 * most + 1024) {
+    std::vector<std::int32_t> row(static_cast<std::size_t>(top + 1), 0);  // first: whether the id occurs
+    for (const auto& e : mine) row[static_cast<std::size_t>(e.index[d])] = 1;
+    if (shared) rt.comm().allreduce(std::span(row), ReduceOp::max);
+    for (std::size_t id = 0; id < row.size(); ++id)  // then: its place (below kMaxRows: checked after)
+      if (row[id]) {
+        row[id] = static_cast<std::int32_t>(std::min<std::size_t>(ids.size(), static_cast<std::size_t>(kMaxRows)));
         ids.push_back(static_cast<std::int64_t>(id));
       }
-    for (auto& e : all) e.index[d] = dense[static_cast<std::size_t>(e.index[d])];
+    for (auto& e : mine) e.index[d] = row[static_cast<std::size_t>(e.index[d])];
     return ids;
   }
-  std::vector<std::int64_t> sorted(all.size());
-  for (std::size_t k = 0; k < all.size(); ++k) sorted[k] = all[k].index[d];
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (auto& e : all) e.index[d] = std::lower_bound(sorted.begin(), sorted.end(), e.index[d]) - sorted.begin();
-  return sorted;
+  ids.reserve(mine.size());
+  for (const auto& e : mine) ids.push_back(e.index[d]);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (shared) {
+    ids = rt.comm().allgather_vector(std::move(ids));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  for (auto& e : mine) e.index[d] = std::lower_bound(ids.begin(), ids.end(), e.index[d]) - ids.begin();
+  return ids;
 }
-
-}  // namespace
 
 void throw_repeated_pair(const std::string& path) {
   // Every rank rescans alike and raises the same error, naming the lines.
@@ -182,8 +190,8 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   auto all = whole_file(rt, parse_entries<float, 2>(rt, path, parse::ratings, {}, {}, &report));
   if (all.empty()) throw ParseError(path, report.lines, "", "the file holds no ratings");
   Problem p;
-  p.user_ids = renumber(all, 0);
-  p.item_ids = renumber(all, 1);
+  p.user_ids = renumber(rt, all, 0, false);
+  p.item_ids = renumber(rt, all, 1, false);
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);

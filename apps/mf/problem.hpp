@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "strata/index.hpp"
+
 namespace strata {
 class Runtime;
 }
@@ -83,6 +85,13 @@ Problem load_share(Runtime& rt, const std::string& path, double holdout, std::ui
 /// Moves the ratings of `all` a hash of the pair holds out (a fraction `holdout`) to
 /// p.test and the others to p.train, in their order; sets the counts to the sizes.
 void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed);
+/// Dense ids in increasing order of the original ids of dimension d, written over
+/// every entry of `mine`; returns the distinct original ids, increasing. `shared`:
+/// each rank holds a share of the entries, and the ids are those of all ranks
+/// (collective); else `mine` holds them all. Through a count per id over [0, largest
+/// id] where that is at most twice the (largest share of the) entries, in linear time
+/// (MovieLens's and generated ids are dense), else through sorted distinct ids.
+std::vector<std::int64_t> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mine, std::size_t d, bool shared);
 /// A pair of `path` rated twice: rescans the file and raises the ParseError naming
 /// both lines (every rank alike).
 [[noreturn]] void throw_repeated_pair(const std::string& path);
