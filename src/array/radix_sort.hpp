@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "strata/detail/huge_pages.hpp"
 
 namespace strata::detail {
 

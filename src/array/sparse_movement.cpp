@@ -10,7 +10,6 @@
 #include "strata/detail/free_now.hpp"
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/collective_error.hpp"
-#include "strata/detail/huge_pages.hpp"
 #include "array/radix_sort.hpp"
 #include "strata/error.hpp"
 #include "strata/index.hpp"

@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "strata/detail/free_now.hpp"
-#include "strata/detail/huge_pages.hpp"
 #include "strata/detail/stopwatch.hpp"
 #include "strata/dist_array.hpp"
 #include "strata/io/header_line.hpp"
