@@ -66,24 +66,42 @@ void merge_duplicate(std::byte* to, const std::byte* from, std::size_t size, Dup
 // with its value (a sort of positions followed by a gather is bound by cache misses).
 // S is the value's size; a value is moved as S bytes.
 template <std::size_t S>
-void absorb_by_linear_key(const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
                           std::span<const std::byte> records, Duplicates dup, AddValue add,
                           const std::function<void()>& release_input, const SparseOutput& output) {
   using Value = std::array<std::byte, S>;
   const std::size_t n = records.size() / layout.record_size;
   const int dims = layout.dims;
+  // The loops over every record run on the pool's threads, each over its own range.
+  auto over_ranges = [&](const std::function<void(std::size_t, std::size_t)>& f) {
+    if (!pool || pool->size() == 1 || n < (std::size_t{1} << 16)) return f(0, n);
+    pool->run_ranges(static_cast<std::int64_t>(n), [&](std::int64_t lo, std::int64_t hi, int) {
+      f(static_cast<std::size_t>(lo), static_cast<std::size_t>(hi));
+    });
+  };
   std::vector<KeyedValue<Value>> items(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::byte* record = records.data() + k * layout.record_size;
-    items[k].key = linear_of(index_of(record, dims), shape);
-    std::memcpy(items[k].value.data(), record + layout.value_offset, S);
-  }
+  over_ranges([&](std::size_t lo, std::size_t hi) {
+    for (std::size_t k = lo; k < hi; ++k) {
+      const std::byte* record = records.data() + k * layout.record_size;
+      items[k].key = linear_of(index_of(record, dims), shape);
+      std::memcpy(items[k].value.data(), record + layout.value_offset, S);
+    }
+  });
   release_input();
-  radix_sort(items);
+  radix_sort(items, pool);
   std::size_t distinct = n > 0 ? 1 : 0;
   for (std::size_t k = 1; k < n; ++k) distinct += items[k].key != items[k - 1].key;
   auto [keys, values] = output(distinct);
   const std::size_t key_bytes = static_cast<std::size_t>(dims) * sizeof(std::int64_t);
+  if (distinct == n) {  // no repeated index: record k is element k
+    over_ranges([&](std::size_t lo, std::size_t hi) {
+      for (std::size_t k = lo; k < hi; ++k) {
+        write_index_of(items[k].key, shape, keys + k * key_bytes);
+        std::memcpy(values + k * S, items[k].value.data(), S);
+      }
+    });
+    return;
+  }
   std::size_t stored = 0;
   for (std::size_t k = 0; k < n; ++k) {
     if (k > 0 && items[k].key == items[k - 1].key) {
@@ -171,9 +189,9 @@ void route_records(Comm& comm, const Distribution& dist, const RecordLayout& lay
   }
 }
 
-std::int64_t absorb_records(Comm& comm, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
-                            std::span<const std::byte> records, Duplicates dup, AddValue add,
-                            const std::function<void()>& release_input, const SparseOutput& output) {
+std::int64_t absorb_records(Comm& comm, ThreadPool* pool, const std::vector<std::int64_t>& shape,
+                            const RecordLayout& layout, std::span<const std::byte> records, Duplicates dup,
+                            AddValue add, const std::function<void()>& release_input, const SparseOutput& output) {
   std::int64_t stored = 0;
   const SparseOutput counted = [&](std::size_t count) {
     stored = static_cast<std::int64_t>(count);
@@ -185,12 +203,12 @@ std::int64_t absorb_records(Comm& comm, const std::vector<std::int64_t>& shape, 
     for (const auto e : shape) volume *= static_cast<long double>(std::max<std::int64_t>(e, 1));
     if (volume >= 0x1p63L) return absorb_by_subscripts(layout, records, dup, add, release_input, counted);
     switch (layout.value_size) {
-      case 1: return absorb_by_linear_key<1>(shape, layout, records, dup, add, release_input, counted);
-      case 2: return absorb_by_linear_key<2>(shape, layout, records, dup, add, release_input, counted);
-      case 4: return absorb_by_linear_key<4>(shape, layout, records, dup, add, release_input, counted);
-      case 8: return absorb_by_linear_key<8>(shape, layout, records, dup, add, release_input, counted);
-      case 12: return absorb_by_linear_key<12>(shape, layout, records, dup, add, release_input, counted);
-      case 16: return absorb_by_linear_key<16>(shape, layout, records, dup, add, release_input, counted);
+      case 1: return absorb_by_linear_key<1>(pool, shape, layout, records, dup, add, release_input, counted);
+      case 2: return absorb_by_linear_key<2>(pool, shape, layout, records, dup, add, release_input, counted);
+      case 4: return absorb_by_linear_key<4>(pool, shape, layout, records, dup, add, release_input, counted);
+      case 8: return absorb_by_linear_key<8>(pool, shape, layout, records, dup, add, release_input, counted);
+      case 12: return absorb_by_linear_key<12>(pool, shape, layout, records, dup, add, release_input, counted);
+      case 16: return absorb_by_linear_key<16>(pool, shape, layout, records, dup, add, release_input, counted);
       default: return absorb_by_subscripts(layout, records, dup, add, release_input, counted);
     }
   });

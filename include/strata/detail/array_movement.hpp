@@ -15,6 +15,7 @@
 
 #include "strata/comm.hpp"
 #include "strata/partition.hpp"
+#include "strata/thread_pool.hpp"
 
 namespace strata {
 
@@ -96,10 +97,11 @@ using SparseOutput = std::function<std::pair<std::byte*, std::byte*>(std::size_t
 /// ties), merges equal indices per `dup` and writes keys and values through
 /// `output`. A duplicate under Duplicates::error on any rank raises the same
 /// ShapeError on every rank. `release_input` runs once the records are no longer
-/// needed. Returns the number of stored elements summed over ranks.
-std::int64_t absorb_records(Comm& comm, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
-                            std::span<const std::byte> records, Duplicates dup, AddValue add,
-                            const std::function<void()>& release_input, const SparseOutput& output);
+/// needed. Returns the number of stored elements summed over ranks. `pool` (may be
+/// null) lends its threads to the sort; it must not be running a task.
+std::int64_t absorb_records(Comm& comm, ThreadPool* pool, const std::vector<std::int64_t>& shape,
+                            const RecordLayout& layout, std::span<const std::byte> records, Duplicates dup,
+                            AddValue add, const std::function<void()>& release_input, const SparseOutput& output);
 
 /// Collective: raises one ShapeError on every rank if any rank's record lies outside
 /// `shape`; `what` names the operation in the message.

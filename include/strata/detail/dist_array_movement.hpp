@@ -55,11 +55,14 @@ void DistArray<T, N>::absorb_entries(std::vector<entry_type> in, Duplicates dup)
   detail::free_now(keys_);  // the old elements are dead: not held while the new ones arrive
   detail::free_now(values_);
   global_nnz_ = detail::absorb_records(
-      rt_->comm(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)), dup, add_value(),
+      rt_->comm(), &rt_->pool(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)),
+      dup, add_value(),
       [&] { detail::free_now(in); },
       [&](std::size_t n) {
-        keys_ = detail::make_huge<Index<N>>(n);
-        values_ = detail::make_huge<T>(n);
+        // Small pages: a sparse array is read in key order (loops stream their own
+        // packed copies), and a huge page's first touch costs more than it saves.
+        keys_ = std::vector<Index<N>>(n);
+        values_ = std::vector<T>(n);
         return std::pair(reinterpret_cast<std::byte*>(keys_.data()), reinterpret_cast<std::byte*>(values_.data()));
       });
 }
