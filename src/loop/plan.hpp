@@ -7,6 +7,7 @@
 // reach it through loop/inspect.hpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -108,6 +109,11 @@ struct Plan {
   /// The records' subscripts are 32-bit (LoopBody::run_compact): every extent of the
   /// space fits.
   bool compact_records = false;
+  /// The records' subscripts are 16-bit offsets from their list's base in
+  /// packed_base (LoopBody::run_narrow): the body has narrow records and every list
+  /// of every thread spans at most 2^16 indices in each dimension.
+  bool narrow_records = false;
+  std::vector<std::vector<std::array<std::int64_t, 4>>> packed_base;
   /// Until the records are packed: each local iteration's list (thread x steps + step),
   /// by position, when every list is in position order and there are at most 2^16
   /// lists (fill_work_lists), so that packing reads the iterations in order; empty

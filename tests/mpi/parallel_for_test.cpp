@@ -232,7 +232,6 @@ TEST(ParallelFor, CheckedModeCatchesAWrongPlan) {
     }
   }
 }
-
 }  // namespace
 }  // namespace strata
 
@@ -431,6 +430,52 @@ TEST(ParallelFor, SubscriptsBeyond32BitsReachTheBody) {
   double stored = 0;
   for (const double v : S.local_values()) stored += v;
   EXPECT_EQ(rt().comm().allreduce(stored, ReduceOp::sum), row_sum);
+}
+
+// Work records carry 16-bit offsets from their list's smallest subscripts where every
+// list spans at most 2^16 indices in each dimension (mf's blocks), 32-bit subscripts
+// otherwise: either way every subscript and element reaches the body exactly, in a
+// 1-D plan and in a 2-D plan that writes a row of W and of H per iteration, as mf's.
+TEST(ParallelFor, NarrowAndCompactRecordsGiveTheBodyItsSubscripts) {
+  for (const std::int64_t rows : {std::int64_t{3000}, std::int64_t{400000}}) {
+    const std::int64_t cols = 50000, n = 20000;
+    std::vector<Entry<float, 2>> mine;
+    std::int64_t checksum = 0;
+    std::vector<double> row_total(static_cast<std::size_t>(rows), 0.0);
+    auto mark = [](const Index<2>& ij, float v) {
+      return (ij[0] * 31 + ij[1] * 17 + static_cast<std::int64_t>(v)) % 1009;
+    };
+    for (std::int64_t k = 0; k < n; ++k) {
+      const Index<2> at{(k * 20) % rows, (k * 7919) % cols};  // distinct pairs
+      const auto v = static_cast<float>(k % 97);
+      if (rt().rank() == 0) mine.push_back({at, v});
+      checksum += mark(at, v);
+      row_total[static_cast<std::size_t>(at[0])] += v;
+    }
+    auto S = DistArray<float, 2>::sparse(rt(), {rows, cols}, mine);
+    Accumulator<double> seen(rt());
+    const auto one_d = parallel_for(S, [&](const Index<2>& ij, float v) { seen += static_cast<double>(mark(ij, v)); });
+    EXPECT_EQ(seen.take(), static_cast<double>(checksum)) << rows << " rows";
+    const bool narrow = loop::detail::plan_of(one_d).narrow_records;
+    auto W = DistArray<double, 2>::zeros(rt(), {rows, 1}), H = DistArray<double, 2>::zeros(rt(), {cols, 1});
+    const auto two_d = parallel_for(S, [&](const Index<2>& ij, float v) {
+      W.row(ij[0])[0] += static_cast<double>(v);
+      H.row(ij[1])[0] += 1.0;
+    });
+    EXPECT_EQ(loop::detail::plan_of(two_d).choice.strategy, analysis::Strategy::two_d);
+    const auto w = W.gather();
+    for (std::int64_t i = 0; i < rows; ++i)
+      ASSERT_EQ(w[static_cast<std::size_t>(i)], row_total[static_cast<std::size_t>(i)]) << "row " << i;
+    double items = 0;
+    for (const double h : H.gather()) items += h;
+    EXPECT_EQ(items, static_cast<double>(S.nnz()));
+    // 3,000 rows fit one list's narrow span; 400,000 rows do not for one worker.
+    if (rows == 3000) {
+      EXPECT_TRUE(narrow);
+    } else if (rt().size() * rt().threads() == 1) {
+      EXPECT_FALSE(narrow);
+    }
+  }
 }
 
 }  // namespace

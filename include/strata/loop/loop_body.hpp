@@ -57,19 +57,30 @@ class IterationHook {
 
 /// A loop body behind the waist.
 struct LoopBody {
+  /// The body over records [from, to) of `records`, with `hook` around each (may be
+  /// null); `base` is what narrow records' subscripts count from (ignored by others).
+  using RunRecords = void (*)(void* body, std::byte* records, std::size_t from, std::size_t to,
+                              const std::int64_t* base, IterationHook* hook);
   void* body = nullptr;
   /// The body takes its element by value or const reference: work records carry a
   /// copy of the element (streamed, cache-friendly); otherwise a pointer to it.
   bool reads_only = true;
   std::size_t record_size = 0;   ///< bytes of one work record
   std::size_t value_offset = 0;  ///< where the element (or its pointer) sits in a record
-  /// The body over records [from, to) of `records`, with `hook` around each (may be null).
-  void (*run)(void* body, std::byte* records, std::size_t from, std::size_t to, IterationHook* hook) = nullptr;
+  RunRecords run = nullptr;
   /// The same over compact records, whose subscripts are 32-bit: for spaces whose
   /// every extent fits (half the bytes of mf's records, which a plan keeps for good).
   std::size_t compact_record_size = 0;
   std::size_t compact_value_offset = 0;
-  void (*run_compact)(void* body, std::byte* records, std::size_t from, std::size_t to, IterationHook* hook) = nullptr;
+  RunRecords run_compact = nullptr;
+  /// The same over narrow records, whose subscripts are 16-bit offsets from a base
+  /// per list of records: for lists that span at most 2^16 indices in every
+  /// dimension (a 2-D plan's blocks; half the bytes of mf's compact records).
+  /// narrow_record_size is 0 where a narrow record would not be smaller than a
+  /// compact one or would straddle cache lines (its size does not divide 64).
+  std::size_t narrow_record_size = 0;
+  std::size_t narrow_value_offset = 0;
+  RunRecords run_narrow = nullptr;
   /// The body at one iteration: `index` holds dims subscripts, `value` the element.
   void (*visit)(void* body, const std::int64_t* index, std::byte* value) = nullptr;
 };
@@ -99,20 +110,25 @@ SpaceView space_view(const DistArray<Elem, M>& array) {
 template <class Body, class Elem, std::size_t M>
 inline constexpr bool writes_elements = !std::is_invocable_v<Body&, const Index<M>&, const Elem&>;
 
-/// The body over work records [from, to): each record's subscripts (64 or 32 bits)
-/// and its element (a copy, or a pointer to it), with `hook` around each iteration.
+/// The body over work records [from, to): each record's subscripts (64 or 32 bits, or
+/// 16-bit offsets from `base`) and its element (a copy, or a pointer to it), with
+/// `hook` around each iteration.
 template <class Elem, std::size_t M, bool kReadsOnly, class Body, class Record>
-void run_records(Body& f, Record* rec, std::size_t from, std::size_t to, IterationHook* hook) {
+void run_records(Body& f, Record* rec, std::size_t from, std::size_t to, const std::int64_t* base,
+                 IterationHook* hook) {
+  constexpr bool kNarrow = std::is_same_v<std::remove_cvref_t<decltype(rec->index[0])>, std::uint16_t>;
   auto element = [](Record& r) -> decltype(auto) {
     if constexpr (kReadsOnly) return static_cast<const Elem&>(r.value);
     else return *static_cast<Elem*>(r.value);
   };
-  auto index = [](const Record& r) -> decltype(auto) {
+  auto index = [base](const Record& r) -> decltype(auto) {
     if constexpr (std::is_same_v<decltype(Record::index), Index<M>>) {
       return (r.index);
     } else {
       Index<M> i;
       for (std::size_t d = 0; d < M; ++d) i[d] = r.index[d];
+      if constexpr (kNarrow)
+        for (std::size_t d = 0; d < M; ++d) i[d] += base[d];
       return i;
     }
   };
@@ -143,6 +159,12 @@ LoopBody loop_body(Body& body) {
     std::int32_t index[M];
     Value value;
   };
+  // Packed without padding, so that mf's narrow records are 8 bytes.
+  struct NarrowRecord {
+    std::uint16_t index[M];
+    Value value;
+  };
+  constexpr bool kNarrowPays = sizeof(NarrowRecord) < sizeof(CompactRecord) && 64 % sizeof(NarrowRecord) == 0;
   LoopBody h;
   h.body = const_cast<void*>(static_cast<const void*>(&body));
   h.reads_only = kReadsOnly;
@@ -150,13 +172,25 @@ LoopBody loop_body(Body& body) {
   h.value_offset = offsetof(Record, value);
   h.compact_record_size = sizeof(CompactRecord);
   h.compact_value_offset = offsetof(CompactRecord, value);
-  h.run = [](void* b, std::byte* records, std::size_t from, std::size_t to, IterationHook* hook) {
-    run_records<Elem, M, kReadsOnly>(*static_cast<Body*>(b), reinterpret_cast<Record*>(records), from, to, hook);
-  };
-  h.run_compact = [](void* b, std::byte* records, std::size_t from, std::size_t to, IterationHook* hook) {
-    run_records<Elem, M, kReadsOnly>(*static_cast<Body*>(b), reinterpret_cast<CompactRecord*>(records), from, to,
+  h.run = [](void* b, std::byte* records, std::size_t from, std::size_t to, const std::int64_t* base,
+             IterationHook* hook) {
+    run_records<Elem, M, kReadsOnly>(*static_cast<Body*>(b), reinterpret_cast<Record*>(records), from, to, base,
                                      hook);
   };
+  h.run_compact = [](void* b, std::byte* records, std::size_t from, std::size_t to, const std::int64_t* base,
+                     IterationHook* hook) {
+    run_records<Elem, M, kReadsOnly>(*static_cast<Body*>(b), reinterpret_cast<CompactRecord*>(records), from, to,
+                                     base, hook);
+  };
+  if constexpr (kNarrowPays) {
+    h.narrow_record_size = sizeof(NarrowRecord);
+    h.narrow_value_offset = offsetof(NarrowRecord, value);
+    h.run_narrow = [](void* b, std::byte* records, std::size_t from, std::size_t to, const std::int64_t* base,
+                      IterationHook* hook) {
+      run_records<Elem, M, kReadsOnly>(*static_cast<Body*>(b), reinterpret_cast<NarrowRecord*>(records), from, to,
+                                       base, hook);
+    };
+  }
   h.visit = [](void* b, const std::int64_t* index, std::byte* value) {
     Index<M> i;
     std::memcpy(i.data(), index, sizeof i);
