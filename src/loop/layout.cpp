@@ -72,12 +72,15 @@ int auto_slices_per_worker(const Plan& plan) {
   return std::clamp(s, 1, 64);
 }
 
-// Rounds of an unordered 2-D schedule (LoopOptions::rounds): 8, fewer when a step of
-// a worker would hold under 1024 iterations (each step costs a hand-over).
-int auto_rounds(std::int64_t iterations, int workers, int blocks) {
-  constexpr std::int64_t kMinStep = 1024;
+// Rounds of an unordered 2-D schedule (LoopOptions::rounds): enough that each of a
+// worker's `slices` is visited 8 times a pass, fewer when a step of a worker would
+// hold under 1024 iterations (each step costs a hand-over). Fewer visits put a
+// space row's updates in fewer bursts a pass: SGD with per-row step sizes then
+// converges per pass unlike the serial program's shuffled order (docs/loops.md).
+int auto_rounds(std::int64_t iterations, int workers, int blocks, int slices) {
+  constexpr std::int64_t kMinStep = 1024, kVisits = 8;
   const std::int64_t per_round = static_cast<std::int64_t>(workers) * blocks * kMinStep;
-  return static_cast<int>(std::clamp<std::int64_t>(iterations / per_round, 1, 8));
+  return static_cast<int>(std::clamp<std::int64_t>(iterations / per_round, 1, kVisits * slices));
 }
 
 // Each worker's space part cut into `slices` slices of about equal iterations.
@@ -196,8 +199,8 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         throw OptionError(fmt::format("LoopOptions::slices_per_worker must be 0 (automatic) or a positive divisor "
                                       "of rounds ({}), not {}",
                                       options.rounds, options.slices_per_worker));
-      const int q = options.rounds > 0 ? options.rounds : auto_rounds(iterations, W, W * k);
       int slices = options.slices_per_worker > 0 ? options.slices_per_worker : auto_slices_per_worker(plan);
+      const int q = options.rounds > 0 ? options.rounds : auto_rounds(iterations, W, W * k, slices);
       slices = std::min(slices, q);  // the slices must divide the rounds
       while (q % slices != 0) --slices;
       plan.slices_per_worker = slices;

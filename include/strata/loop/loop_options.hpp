@@ -31,8 +31,8 @@ struct LoopOptions {
   /// Unordered 2-D plans: times the time blocks go round the workers per pass. Each
   /// worker's space part is cut into S slices (slices_per_worker); round r runs
   /// slice r mod S, and the slice's iterations at each time index are dealt over its
-  /// rounds / S visits in turn (RoundDealer). 0 = automatic: 8, fewer when a step
-  /// would hold under 1024 iterations. With one round a block visits each worker
+  /// rounds / S visits in turn (RoundDealer). 0 = automatic: 8 S (8 visits of
+  /// each slice a pass), fewer when a step would hold under 1024 iterations. With one round a block visits each worker
   /// once, so SGD sees each time-dimension row's updates in W bursts per pass and
   /// converges per pass slower than on a shuffled serial order (docs/loops.md,
   /// "Strategies and layouts", has mf's figures).
