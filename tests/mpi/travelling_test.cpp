@@ -203,6 +203,11 @@ std::int64_t status_kib(const std::string& name) {
 // counts against it too.
 TEST(Travelling, ARankHoldsOnlyTheBlocksInUse) {
   if (rt().size() == 1) GTEST_SKIP() << "nothing travels on one rank";
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed blocks resident (its quarantine) and adds shadow
+  // pages, so the resident set says nothing of what the schedule holds.
+  GTEST_SKIP() << "resident-set bounds are not measurable under AddressSanitizer";
+#endif
   constexpr std::int64_t kUsers = 16384, kItems = 32768, kWidth = 256;  // W 16 MiB travels, H 32 MiB stays
   auto R = ratings(kUsers, kItems, 4, nullptr).set_name("R");
   auto W = DistArray<float, 2>::randn(rt(), {kUsers, kWidth}, 0.1, 0.0, Partition::range(0), 41).set_name("W");
