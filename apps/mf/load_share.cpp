@@ -39,7 +39,7 @@ bool repeated_pair_anywhere(Runtime& rt, const Entries& mine, std::int64_t users
   for (auto& r : received) strata::detail::free_now(r);
   const auto mine_users = static_cast<std::int64_t>((static_cast<std::uint64_t>(users) + P - 1) / P);
   const bool repeated = has_repeated_pair(
-      pairs.size(), mine_users, items, [&](std::size_t k) { return static_cast<std::int64_t>((pairs[k] >> 32) / P); },
+      rt.pool(), pairs.size(), mine_users, items, [&](std::size_t k) { return static_cast<std::int64_t>((pairs[k] >> 32) / P); },
       [&](std::size_t k) { return static_cast<std::int64_t>(pairs[k] & 0xFFFF'FFFFu); });
   return rt.comm().allreduce(std::int64_t{repeated}, ReduceOp::max) > 0;
 }
@@ -52,18 +52,16 @@ Problem load_share(Runtime& rt, const std::string& path, double holdout, std::ui
   if (rt.comm().allreduce(static_cast<std::int64_t>(mine.size()), ReduceOp::sum) == 0)
     throw ParseError(path, report.lines, "", "the file holds no ratings");
   Problem p;
-  p.user_ids = renumber(rt, mine, 0, true);
-  p.item_ids = renumber(rt, mine, 1, true);
+  auto [user_ids, item_ids] = renumber(rt, mine, true);
+  p.user_ids = std::move(user_ids);
+  p.item_ids = std::move(item_ids);
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);
   if (repeated_pair_anywhere(rt, mine, p.users, p.items)) throw_repeated_pair(path);
-  std::vector<Rating> ratings;
-  ratings.reserve(mine.size());
-  for (const auto& e : mine)
-    ratings.push_back({static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value});
+  std::vector<Rating> ratings = to_ratings(rt, mine);
   Entries().swap(mine);
-  split(p, std::move(ratings), holdout, seed);
+  split(p, std::move(ratings), holdout, seed, &rt.pool());
   p.shared = true;
   p.train_count = rt.comm().allreduce(p.train_count, ReduceOp::sum);
   p.test_count = rt.comm().allreduce(p.test_count, ReduceOp::sum);

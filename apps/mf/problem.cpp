@@ -1,7 +1,9 @@
 #include "mf/problem.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <span>
 
@@ -11,6 +13,8 @@
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
 #include "strata/random.hpp"
+#include "strata/runtime.hpp"
+#include "strata/thread_pool.hpp"
 
 namespace strata::apps::mf {
 
@@ -35,21 +39,61 @@ int fold_of(std::int64_t user, std::int64_t item, int folds, std::uint64_t seed)
 
 }  // namespace
 
+namespace {
+
+// Runs fn(begin, end, range) over [0, n) in one contiguous range per thread of `pool`
+// (the same ranges on every call for the same n), or in one range without a pool.
+void for_ranges(ThreadPool* pool, std::size_t n, const std::function<void(std::size_t, std::size_t, int)>& fn) {
+  if (!pool) return fn(0, n, 0);
+  pool->run_ranges(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end, int th) {
+    fn(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), th);
+  });
+}
+
+}  // namespace
+
 // The held-out ratings are copied out and the others kept in place, in their order,
-// so the ratings are held once (and the held-out share twice, briefly).
-void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed) {
-  std::size_t tests = 0;
-  for (const Rating& r : all) tests += held_out(r.user, r.item, holdout, seed);
-  p.test.reserve(tests);
+// so the ratings are held once (and the held-out share twice, briefly). The hashes,
+// the costly part, are taken once each, in parallel; the kept ones move on one
+// thread (a thread's range could otherwise overwrite the one before it unread).
+void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed, ThreadPool* pool) {
+  const std::size_t n = all.size();
+  const int ranges = pool ? pool->size() : 1;
+  std::vector<std::uint8_t> out(n);
+  std::vector<std::size_t> tests_before(static_cast<std::size_t>(ranges) + 1, 0);
+  for_ranges(pool, n, [&](std::size_t begin, std::size_t end, int range) {
+    std::size_t tests = 0;
+    for (std::size_t k = begin; k < end; ++k) {
+      out[k] = held_out(all[k].user, all[k].item, holdout, seed);
+      tests += out[k];
+    }
+    tests_before[static_cast<std::size_t>(range) + 1] = tests;
+  });
+  std::partial_sum(tests_before.begin(), tests_before.end(), tests_before.begin());
+  p.test.resize(tests_before.back());
+  for_ranges(pool, n, [&](std::size_t begin, std::size_t end, int range) {
+    std::size_t at = tests_before[static_cast<std::size_t>(range)];
+    for (std::size_t k = begin; k < end; ++k)
+      if (out[k]) p.test[at++] = all[k];
+  });
   std::size_t kept = 0;
-  for (const Rating& r : all) {
-    if (held_out(r.user, r.item, holdout, seed)) p.test.push_back(r);
-    else all[kept++] = r;
-  }
+  for (std::size_t k = 0; k < n; ++k)
+    if (!out[k]) all[kept++] = all[k];
   all.resize(kept);
   p.train = std::move(all);
   p.train_count = static_cast<std::int64_t>(p.train.size());
   p.test_count = static_cast<std::int64_t>(p.test.size());
+}
+
+std::vector<Rating> to_ratings(Runtime& rt, const std::vector<Entry<float, 2>>& entries) {
+  std::vector<Rating> ratings(entries.size());
+  for_ranges(&rt.pool(), entries.size(), [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const auto& e = entries[k];
+      ratings[k] = {static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value};
+    }
+  });
+  return ratings;
 }
 
 void check_rows(std::int64_t users, std::int64_t items, const std::string& what) {
@@ -143,27 +187,20 @@ std::vector<Entry<float, 2>> whole_file(Runtime& rt, std::vector<Entry<float, 2>
 
 }  // namespace
 
-std::vector<std::int64_t> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mine, std::size_t d, bool shared) {
-  std::int64_t top = -1;
-  for (const auto& e : mine) top = std::max(top, e.index[d]);
-  auto most = static_cast<std::int64_t>(mine.size());
-  if (shared) {
-    top = rt.comm().allreduce(top, ReduceOp::max);
-    most = rt.comm().allreduce(most, ReduceOp::max);
-  }
+namespace {
+
+// Dense ids of one dimension through a count per id: `row[id]` marks, then numbers,
+// the ids that occur.
+struct DenseIds {
+  std::size_t d;
+  std::vector<std::int32_t> row;
   std::vector<std::int64_t> ids;
-  if (top < 2 * most + 1024) {
-    std::vector<std::int32_t> row(static_cast<std::size_t>(top + 1), 0);  // first: whether the id occurs
-    for (const auto& e : mine) row[static_cast<std::size_t>(e.index[d])] = 1;
-    if (shared) rt.comm().allreduce(std::span(row), ReduceOp::max);
-    for (std::size_t id = 0; id < row.size(); ++id)  // then: its place (below kMaxRows: checked after)
-      if (row[id]) {
-        row[id] = static_cast<std::int32_t>(std::min<std::size_t>(ids.size(), static_cast<std::size_t>(kMaxRows)));
-        ids.push_back(static_cast<std::int64_t>(id));
-      }
-    for (auto& e : mine) e.index[d] = row[static_cast<std::size_t>(e.index[d])];
-    return ids;
-  }
+};
+
+// Sorted distinct ids of one dimension, for ids too sparse for a table.
+std::vector<std::int64_t> distinct_ids(Runtime& rt, const std::vector<Entry<float, 2>>& mine, std::size_t d,
+                                       bool shared) {
+  std::vector<std::int64_t> ids;
   ids.reserve(mine.size());
   for (const auto& e : mine) ids.push_back(e.index[d]);
   std::sort(ids.begin(), ids.end());
@@ -173,7 +210,57 @@ std::vector<std::int64_t> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mi
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
-  for (auto& e : mine) e.index[d] = std::lower_bound(ids.begin(), ids.end(), e.index[d]) - ids.begin();
+  return ids;
+}
+
+}  // namespace
+
+// Both dimensions at once, and each scan on the runtime's threads: the scans of the
+// entries (24 bytes each) are what costs, so each pass over them serves both.
+std::array<std::vector<std::int64_t>, 2> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mine, bool shared) {
+  ThreadPool* pool = &rt.pool();
+  std::vector<std::array<std::int64_t, 2>> tops(static_cast<std::size_t>(pool->size()), {-1, -1});
+  for_ranges(pool, mine.size(), [&](std::size_t begin, std::size_t end, int th) {
+    auto& top = tops[static_cast<std::size_t>(th)];
+    for (std::size_t k = begin; k < end; ++k)
+      for (std::size_t d = 0; d < 2; ++d) top[d] = std::max(top[d], mine[k].index[d]);
+  });
+  auto most = static_cast<std::int64_t>(mine.size());
+  if (shared) most = rt.comm().allreduce(most, ReduceOp::max);
+  std::array<std::vector<std::int64_t>, 2> ids;
+  std::vector<DenseIds> dense;
+  for (std::size_t d = 0; d < 2; ++d) {
+    std::int64_t top = -1;
+    for (const auto& t : tops) top = std::max(top, t[d]);
+    if (shared) top = rt.comm().allreduce(top, ReduceOp::max);
+    if (top < 2 * most + 1024) dense.push_back({d, std::vector<std::int32_t>(static_cast<std::size_t>(top + 1), 0), {}});
+    else ids[d] = distinct_ids(rt, mine, d, shared);
+  }
+  if (!dense.empty()) {
+    for_ranges(pool, mine.size(), [&](std::size_t begin, std::size_t end, int) {
+      for (std::size_t k = begin; k < end; ++k)
+        for (auto& [d, row, unused] : dense)  // threads may mark one id at once
+          std::atomic_ref<std::int32_t>(row[static_cast<std::size_t>(mine[k].index[d])])
+              .store(1, std::memory_order_relaxed);
+    });
+    for (auto& [d, row, dense_ids] : dense) {
+      if (shared) rt.comm().allreduce(std::span(row), ReduceOp::max);
+      for (std::size_t id = 0; id < row.size(); ++id)  // its place (below kMaxRows: checked after)
+        if (row[id]) {
+          row[id] = static_cast<std::int32_t>(std::min<std::size_t>(dense_ids.size(), static_cast<std::size_t>(kMaxRows)));
+          dense_ids.push_back(static_cast<std::int64_t>(id));
+        }
+    }
+  }
+  for_ranges(pool, mine.size(), [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t k = begin; k < end; ++k) {
+      auto& index = mine[k].index;
+      for (const auto& [d, row, unused] : dense) index[d] = row[static_cast<std::size_t>(index[d])];
+      for (std::size_t d = 0; d < 2; ++d)
+        if (!ids[d].empty()) index[d] = std::lower_bound(ids[d].begin(), ids[d].end(), index[d]) - ids[d].begin();
+    }
+  });
+  for (auto& [d, row, dense_ids] : dense) ids[d] = std::move(dense_ids);
   return ids;
 }
 
@@ -190,27 +277,26 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   auto all = whole_file(rt, parse_entries<float, 2>(rt, path, parse::ratings, {}, {}, &report));
   if (all.empty()) throw ParseError(path, report.lines, "", "the file holds no ratings");
   Problem p;
-  p.user_ids = renumber(rt, all, 0, false);
-  p.item_ids = renumber(rt, all, 1, false);
+  auto [user_ids, item_ids] = renumber(rt, all, false);
+  p.user_ids = std::move(user_ids);
+  p.item_ids = std::move(item_ids);
   p.users = static_cast<std::int64_t>(p.user_ids.size());
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);
-  if (has_repeated_pair(
-          all.size(), p.users, p.items, [&](std::size_t k) { return all[k].index[0]; },
-          [&](std::size_t k) { return all[k].index[1]; }))
-    throw_repeated_pair(path);
   p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
-  // As ratings (12 bytes each, the parsed entries 24), the entries released at once.
-  std::vector<Rating> ratings;
-  ratings.reserve(all.size());
-  for (const auto& e : all)
-    ratings.push_back({static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value});
+  // As ratings (12 bytes each, the parsed entries 24), the entries released at once;
+  // the check for repeated pairs reads the smaller ones.
+  std::vector<Rating> ratings = to_ratings(rt, all);
   std::vector<Entry<float, 2>>().swap(all);
+  if (has_repeated_pair(
+          rt.pool(), ratings.size(), p.users, p.items, [&](std::size_t k) { return ratings[k].user; },
+          [&](std::size_t k) { return ratings[k].item; }))
+    throw_repeated_pair(path);
   if (order == Order::serial) {  // the serial program's order: the file's, shuffled with the seed
     RandomStream rs(seed, 7);
     std::shuffle(ratings.begin(), ratings.end(), rs);
   }
-  split(p, std::move(ratings), holdout, seed);
+  split(p, std::move(ratings), holdout, seed, &rt.pool());
   return p;
 }
 

@@ -3,6 +3,7 @@
 // low-rank model, a loader for "user item rating" files, and the quality measures.
 #pragma once
 
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 
 namespace strata {
 class Runtime;
+class ThreadPool;
 }
 
 namespace strata::apps::mf {
@@ -84,14 +86,19 @@ Problem load_share(Runtime& rt, const std::string& path, double holdout, std::ui
 
 /// Moves the ratings of `all` a hash of the pair holds out (a fraction `holdout`) to
 /// p.test and the others to p.train, in their order; sets the counts to the sizes.
-void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed);
-/// Dense ids in increasing order of the original ids of dimension d, written over
-/// every entry of `mine`; returns the distinct original ids, increasing. `shared`:
-/// each rank holds a share of the entries, and the ids are those of all ranks
-/// (collective); else `mine` holds them all. Through a count per id over [0, largest
-/// id] where that is at most twice the (largest share of the) entries, in linear time
-/// (MovieLens's and generated ids are dense), else through sorted distinct ids.
-std::vector<std::int64_t> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mine, std::size_t d, bool shared);
+/// The hashes are computed on `pool`'s threads where one is given.
+void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed, ThreadPool* pool = nullptr);
+/// The parsed entries as ratings (ids already renumbered below 2^31), in their order,
+/// converted on the runtime's threads.
+std::vector<Rating> to_ratings(Runtime& rt, const std::vector<Entry<float, 2>>& entries);
+/// Dense ids in increasing order of the original ids of each dimension (users,
+/// items), written over every entry of `mine`; returns each dimension's distinct
+/// original ids, increasing. `shared`: each rank holds a share of the entries, and
+/// the ids are those of all ranks (collective); else `mine` holds them all. Through a
+/// count per id over [0, largest id] where that is at most twice the (largest share
+/// of the) entries, in linear time (MovieLens's and generated ids are dense), else
+/// through sorted distinct ids.
+std::array<std::vector<std::int64_t>, 2> renumber(Runtime& rt, std::vector<Entry<float, 2>>& mine, bool shared);
 /// A pair of `path` rated twice: rescans the file and raises the ParseError naming
 /// both lines (every rank alike).
 [[noreturn]] void throw_repeated_pair(const std::string& path);

@@ -13,7 +13,9 @@
 #include <tuple>
 
 #include "mf/problem.hpp"
+#include "mf/repeated_pair.hpp"
 #include "strata/error.hpp"
+#include "strata/thread_pool.hpp"
 #include "test_runtime.hpp"
 
 namespace strata::apps::mf {
@@ -83,6 +85,32 @@ TEST_F(MfLoader, SkipsHeaderAndCommentsAndRenumbersIds) {
   EXPECT_EQ(got, (std::map<std::pair<std::int64_t, std::int64_t>, float>{{{0, 1}, 4.5f}, {{0, 0}, 3}, {{1, 1}, 1}}));
 }
 
+// Users far apart (renumbered through their sorted ids) next to dense items
+// (through a table): both dimensions are renumbered in the same passes, in
+// increasing order of the file's ids, by load and by load_share alike.
+TEST_F(MfLoader, SparseUsersAndDenseItemsAreRenumberedTogether) {
+  const std::string path = write("1000000000000000 3 1\n5 0 2\n999999999999 3 4\n5 2 5\n");
+  for (const Problem& p : {load(rt(), path, 0.0, 1), load_share(rt(), path, 0.0, 1)}) {
+    EXPECT_EQ(p.user_ids, (std::vector<std::int64_t>{5, 999999999999, 1000000000000000}));
+    EXPECT_EQ(p.item_ids, (std::vector<std::int64_t>{0, 2, 3}));
+    std::vector<Rating> all = p.train;  // a share: every rank's, gathered
+    if (p.shared) {
+      all.clear();
+      for (const auto& part : rt().comm().allgatherv(std::as_bytes(std::span(p.train))))
+        for (std::size_t k = 0; k < part.size() / sizeof(Rating); ++k) {
+          Rating r;
+          std::memcpy(&r, part.data() + k * sizeof(Rating), sizeof r);
+          all.push_back(r);
+        }
+    }
+    std::map<std::pair<std::int64_t, std::int64_t>, float> got;
+    for (const auto& r : all) got[{r.user, r.item}] = r.value;
+    EXPECT_EQ(got, (std::map<std::pair<std::int64_t, std::int64_t>, float>{
+                       {{2, 2}, 1.0f}, {{0, 0}, 2.0f}, {{1, 2}, 4.0f}, {{0, 1}, 5.0f}}));
+    EXPECT_EQ(all.size(), 4u);
+  }
+}
+
 TEST_F(MfLoader, ReadsMovieLensTimestampsAndIgnoresThem) {
   // ratings.csv of MovieLens, and the tab-separated u.data of its 100k set.
   const Problem csv = load(rt(),
@@ -108,6 +136,31 @@ TEST_F(MfLoader, BadLinesAndDuplicatesNameTheLine) {
 }
 
 // sscanf's %lld saturated ids of 2^63 and more to 2^63 - 1, merging distinct users.
+// The check splits the users over the pool's threads: a pair repeated by the first,
+// a middle or the last user is found whatever the thread count, and distinct pairs
+// pass.
+TEST(RepeatedPair, FoundForAnyUserOnAnyThreadCount) {
+  constexpr std::int64_t kUsers = 1000, kItems = 300;
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  for (std::int64_t u = 0; u < kUsers; ++u)
+    for (std::int64_t i = u % 7; i < kItems; i += 37) pairs.emplace_back(u, (i * 13 + u) % kItems);
+  for (const int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    auto repeated = [&](const auto& ps) {
+      return has_repeated_pair(
+          pool, ps.size(), kUsers, kItems, [&](std::size_t k) { return ps[k].first; },
+          [&](std::size_t k) { return ps[k].second; });
+    };
+    EXPECT_FALSE(repeated(pairs)) << threads << " threads";
+    for (const std::int64_t user : {std::int64_t{0}, kUsers / 2 + 1, kUsers - 1}) {
+      auto with_repeat = pairs;
+      const auto first = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == user; });
+      with_repeat.insert(with_repeat.begin() + (with_repeat.end() - with_repeat.begin()) / 3, *first);
+      EXPECT_TRUE(repeated(with_repeat)) << threads << " threads, user " << user;
+    }
+  }
+}
+
 TEST_F(MfLoader, IdsOf2To63AndAboveAreMalformedNotMerged) {
   const ParseError e = error_of("9223372036854775808 1 3\n9223372036854775809 2 4\n");
   EXPECT_EQ(e.line(), 1);
