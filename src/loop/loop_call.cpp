@@ -302,7 +302,7 @@ std::vector<std::int64_t> schedule_rows(const SpaceView& given, const Plan& plan
     std::int64_t seq = 0, ticket = -1;
     const auto& steps = plan.work[static_cast<std::size_t>(th)];
     for (std::size_t st = 0; st < steps.size(); ++st)
-      for (const auto pos : steps[st]) {
+      for (const auto pos : positions_of(space, plan, th, static_cast<int>(st))) {
         std::int64_t step = clocked ? seq / clock_every : static_cast<std::int64_t>(st);
         if (split) {
           const std::int64_t t = split->lanes[static_cast<std::size_t>(th)].ticket[static_cast<std::size_t>(seq)];

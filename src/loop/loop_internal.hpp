@@ -113,6 +113,15 @@ bool relaxed_reads_replicated(Runtime& rt, const Plan& plan);
 /// Collective: the first non-empty message of any thread on any rank ("" if none).
 std::string first_failure(Runtime& rt, const std::vector<std::string>& per_thread);
 
+/// Positions after packing (work_positions.cpp): whether plan.work may be let go
+/// once its records are packed (the records hold copies of the elements, and nothing
+/// of the plan works by position); letting it go; one list's positions, from the
+/// records where they were let go; and every list's back (on the pool's threads).
+bool positions_can_go(const Plan& plan, const LoopBody& body);
+void drop_positions(Plan& plan);
+std::vector<std::uint32_t> positions_of(const SpaceView& space, const Plan& plan, int th, int step);
+void restore_positions(const SpaceView& space, Plan& plan);
+
 /// The plan of the loop at `where`: the cached one while it fits the loop's arrays,
 /// else a new one (build_plan). Collective.
 std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,

@@ -102,10 +102,14 @@ struct Plan {
   std::vector<std::int64_t> slice_bounds;
   BlockSchedule schedule;                  ///< 2-D strategies
   /// This rank's work: per thread, per step, positions of local iterations in key order.
+  /// Let go once packed where the records can give them back (positions_dropped:
+  /// work_positions.cpp); the per-thread, per-step structure stays.
   std::vector<std::vector<std::vector<std::uint32_t>>> work;
+  bool positions_dropped = false;
   /// The same work as contiguous (index, value pointer) records, built by the executor
   /// on first use: streaming them beats gathering keys and values through positions.
   std::vector<std::vector<RecordBytes>> packed;
+  std::size_t record_size = 0;  ///< bytes of one packed record
   /// The records' subscripts are 32-bit (LoopBody::run_compact): every extent of the
   /// space fits.
   bool compact_records = false;

@@ -196,6 +196,8 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
     }
   });
   strata::detail::free_now(plan.list_of_position);
+  plan.record_size = rs;
+  if (positions_can_go(plan, body)) drop_positions(plan);
   // The copies of the elements are as of now.
   if (body.reads_only && !plan.hosted)
     plan.packed_fingerprint = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * es});
@@ -282,6 +284,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     refresh = fp != plan.packed_fingerprint;
     plan.packed_fingerprint = fp;
   }
+  if (refresh) restore_positions(space, plan);  // a refresh copies the elements by position
   const int T = rt.threads(), r = plan.gathered ? 0 : rt.rank();
 
   // Checked mode, verification, or both: each thread checks its own accesses.

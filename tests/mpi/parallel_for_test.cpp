@@ -478,5 +478,68 @@ TEST(ParallelFor, NarrowAndCompactRecordsGiveTheBodyItsSubscripts) {
   }
 }
 
+// A body that takes its element by value streams copies in its records, so the plan
+// lets its positions go once they are packed (4 bytes an iteration). They come back
+// from the records' subscripts (16-bit, 32-bit and 64-bit alike) when the elements
+// change and the copies are refreshed, and when the schedule is listed: every
+// iteration once, at its own subscripts, each seeing the new value.
+TEST(ParallelFor, PositionsLetGoAfterPackingComeBackFromTheRecords) {
+  struct Case {
+    std::int64_t rows;
+    bool serial;  // 64-bit subscripts: a serial plan (partitioned plans take histograms as long as the extent)
+  };
+  for (const Case c : {Case{3000, false}, Case{400000, false}, Case{std::int64_t{3} << 31, true}}) {
+    const std::int64_t cols = 50000, n = 20000;
+    std::vector<Entry<float, 2>> mine;
+    std::map<std::pair<std::int64_t, std::int64_t>, float> value_at;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const Index<2> at{(k * 20 * 1000003) % c.rows, (k * 7919) % cols};
+      const auto v = static_cast<float>(k % 97);
+      if (rt().rank() == 0) mine.push_back({at, v});
+      value_at[{at[0], at[1]}] = v;
+    }
+    auto S = DistArray<float, 2>::sparse(rt(), {c.rows, cols}, mine);
+    LoopOptions options;
+    if (c.serial) options.strategy = analysis::Strategy::serial;
+    auto W = DistArray<double, 2>::zeros(rt(), {c.serial ? 1 : c.rows, 1});
+    Accumulator<double> total(rt());
+    auto read = [&] {  // one loop site: one plan for every call
+      return parallel_for(S, [&](const Index<2>& ij, float v) {
+        if (!c.serial) W.row(ij[0])[0] += static_cast<double>(v);
+        total += static_cast<double>(v) * static_cast<double>(ij[1] % 13 + 1);
+      }, options);
+    };
+    double expected = 0;
+    for (const auto& [at, v] : value_at) expected += static_cast<double>(v) * static_cast<double>(at.second % 13 + 1);
+    const LoopReport first = read();
+    EXPECT_TRUE(loop::detail::plan_of(first).positions_dropped) << c.rows << " rows";
+    EXPECT_EQ(total.take(), expected) << c.rows << " rows";
+    parallel_for(S, [](const Index<2>& ij, float& v) { v += static_cast<float>((ij[0] + ij[1]) % 5); },
+                 options);  // the elements change
+    const LoopReport second = read();
+    if (!c.serial || rt().rank() == 0) {  // a serial plan runs on rank 0: only its copies are refreshed
+      EXPECT_FALSE(loop::detail::plan_of(second).positions_dropped) << c.rows << " rows: refreshed by position";
+    }
+    EXPECT_EQ(second.plan_id, first.plan_id);
+    expected = 0;
+    for (const auto& [at, v] : value_at)
+      expected += static_cast<double>(v + static_cast<float>((at.first + at.second) % 5)) *
+                  static_cast<double>(at.second % 13 + 1);
+    EXPECT_EQ(total.take(), expected) << c.rows << " rows";
+    // The listed schedule of a plan whose positions went: each iteration once.
+    auto S2 = DistArray<float, 2>::sparse(rt(), {c.rows, cols}, mine);
+    Accumulator<double> unused(rt());
+    const LoopReport listed = parallel_for(S2, [&](const Index<2>& ij, float v) {
+      unused += static_cast<double>(v) + static_cast<double>(ij[0] % 3);
+    }, options);
+    EXPECT_TRUE(loop::detail::plan_of(listed).positions_dropped);
+    std::set<std::pair<std::int64_t, std::int64_t>> seen;
+    for (const auto& it : loop::detail::scheduled_iterations(S2, listed, 0))
+      EXPECT_TRUE(seen.insert({it.index[0], it.index[1]}).second) << it.index[0] << "," << it.index[1] << " twice";
+    EXPECT_EQ(seen.size(), value_at.size()) << c.rows << " rows";
+    for (const auto& [at, v] : value_at) EXPECT_TRUE(seen.count(at)) << at.first << "," << at.second << " missing";
+  }
+}
+
 }  // namespace
 }  // namespace strata
