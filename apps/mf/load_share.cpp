@@ -59,8 +59,7 @@ Problem load_share(Runtime& rt, const std::string& path, double holdout, std::ui
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);
   if (repeated_pair_anywhere(rt, mine, p.users, p.items)) throw_repeated_pair(path);
-  std::vector<Rating> ratings = to_ratings(rt, mine);
-  Entries().swap(mine);
+  std::vector<Rating> ratings = to_ratings(rt, mine);  // frees `mine`
   split(p, std::move(ratings), holdout, seed, &rt.pool());
   p.shared = true;
   p.train_count = rt.comm().allreduce(p.train_count, ReduceOp::sum);

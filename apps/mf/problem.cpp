@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "mf/repeated_pair.hpp"
+#include "strata/detail/free_now.hpp"
 #include "strata/error.hpp"
 #include "strata/io/load.hpp"
 #include "strata/random.hpp"
@@ -85,14 +86,25 @@ void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t se
   p.test_count = static_cast<std::int64_t>(p.test.size());
 }
 
-std::vector<Rating> to_ratings(Runtime& rt, const std::vector<Entry<float, 2>>& entries) {
-  std::vector<Rating> ratings(entries.size());
-  for_ranges(&rt.pool(), entries.size(), [&](std::size_t begin, std::size_t end, int) {
-    for (std::size_t k = begin; k < end; ++k) {
-      const auto& e = entries[k];
-      ratings[k] = {static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value};
-    }
-  });
+// The entries' pages are handed back as they are converted, and the ratings' pages
+// first touched slice by slice, so the ratings and the entries (twice their size) are
+// not both held whole: that was the command's peak.
+std::vector<Rating> to_ratings(Runtime& rt, std::vector<Entry<float, 2>>& entries) {
+  std::vector<Rating> ratings;
+  ratings.reserve(entries.size());
+  constexpr std::size_t kSlice = (std::size_t{16} << 20) / sizeof(Entry<float, 2>);
+  for (std::size_t from = 0; from < entries.size(); from += kSlice) {
+    const std::size_t to = std::min(entries.size(), from + kSlice);
+    ratings.resize(to);  // within the reservation: no copy
+    for_ranges(&rt.pool(), to - from, [&](std::size_t begin, std::size_t end, int) {
+      for (std::size_t k = from + begin; k < from + end; ++k) {
+        const auto& e = entries[k];
+        ratings[k] = {static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value};
+      }
+    });
+    strata::detail::drop_pages(entries.data() + from, (to - from) * sizeof(Entry<float, 2>));
+  }
+  strata::detail::free_now(entries);
   return ratings;
 }
 
@@ -284,10 +296,9 @@ Problem load(Runtime& rt, const std::string& path, double holdout, std::uint64_t
   p.items = static_cast<std::int64_t>(p.item_ids.size());
   check_rows(p.users, p.items, path);
   p.source = fmt::format("{}: {} ratings of {} users on {} items", path, all.size(), p.users, p.items);
-  // As ratings (12 bytes each, the parsed entries 24), the entries released at once;
-  // the check for repeated pairs reads the smaller ones.
+  // As ratings (12 bytes each, the parsed entries 24), the entries released as they
+  // go; the check for repeated pairs reads the smaller ones.
   std::vector<Rating> ratings = to_ratings(rt, all);
-  std::vector<Entry<float, 2>>().swap(all);
   if (has_repeated_pair(
           rt.pool(), ratings.size(), p.users, p.items, [&](std::size_t k) { return ratings[k].user; },
           [&](std::size_t k) { return ratings[k].item; }))

@@ -89,8 +89,9 @@ Problem load_share(Runtime& rt, const std::string& path, double holdout, std::ui
 /// The hashes are computed on `pool`'s threads where one is given.
 void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t seed, ThreadPool* pool = nullptr);
 /// The parsed entries as ratings (ids already renumbered below 2^31), in their order,
-/// converted on the runtime's threads.
-std::vector<Rating> to_ratings(Runtime& rt, const std::vector<Entry<float, 2>>& entries);
+/// converted on the runtime's threads; `entries` is emptied and freed, its pages
+/// handed back as the conversion passes them.
+std::vector<Rating> to_ratings(Runtime& rt, std::vector<Entry<float, 2>>& entries);
 /// Dense ids in increasing order of the original ids of each dimension (users,
 /// items), written over every entry of `mine`; returns each dimension's distinct
 /// original ids, increasing. `shared`: each rank holds a share of the entries, and

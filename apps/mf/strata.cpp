@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "strata/detail/free_now.hpp"
+
 namespace strata::apps::mf {
 
 namespace {
@@ -11,7 +13,7 @@ namespace {
 // This rank's share of the ratings (all it holds of a shared problem, else a slice of
 // the whole); DistArray::sparse routes them to their owners. Sized at once: growing
 // it entry by entry held up to twice its size while copying.
-// With `release`, `all` (that vector) is released once the entries are made.
+// With `release`, `all` (that vector) is released as the entries are made.
 // This rank's share of `all`: all of it where the problem holds each rank's own
 // ratings, else a contiguous share.
 std::pair<std::int64_t, std::int64_t> share_of(Runtime& rt, const Problem& p, const std::vector<Rating>& all) {
@@ -37,9 +39,16 @@ DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vecto
   const auto [first, last] = share_of(rt, p, all);
   std::vector<Entry<float, 2>> mine;
   mine.reserve(static_cast<std::size_t>(last - first));
-  for (std::int64_t k = first; k < last; ++k) {
-    const Rating& x = all[static_cast<std::size_t>(k)];
-    mine.push_back({Index<2>{x.user, x.item}, x.value});
+  // Ratings this program owns are handed back as they are read: the entries (twice
+  // their size) and the ratings are not both held whole.
+  constexpr std::int64_t kSlice = (std::int64_t{8} << 20) / sizeof(Rating);
+  for (std::int64_t from = first; from < last; from += kSlice) {
+    const std::int64_t to = std::min(last, from + kSlice);
+    for (std::int64_t k = from; k < to; ++k) {
+      const Rating& x = all[static_cast<std::size_t>(k)];
+      mine.push_back({Index<2>{x.user, x.item}, x.value});
+    }
+    if (release) strata::detail::drop_pages(all.data() + from, static_cast<std::size_t>(to - from) * sizeof(Rating));
   }
   if (release) std::vector<Rating>().swap(*release);
   auto a = DistArray<float, 2>::sparse(rt, {p.users, p.items}, std::move(mine), Duplicates::error, partition);

@@ -36,6 +36,7 @@
 #include "strata/detail/histogram.hpp"
 #include "strata/detail/huge_pages.hpp"
 #include "strata/detail/pack.hpp"
+#include "strata/detail/sparse_keys.hpp"
 #include "strata/detail/worker.hpp"
 #include "strata/element.hpp"
 #include "strata/error.hpp"
@@ -183,8 +184,8 @@ class DistArray : public detail::ArrayBase {
       const std::int64_t off = local_offset(i);
       return off < 0 ? nullptr : &dense_[static_cast<std::size_t>(off)];
     }
-    auto it = std::lower_bound(keys_.begin(), keys_.end(), i);
-    return (it != keys_.end() && *it == i) ? &values_[static_cast<std::size_t>(it - keys_.begin())] : nullptr;
+    const std::int64_t at = keys_.find(i);
+    return at >= 0 ? &values_[static_cast<std::size_t>(at)] : nullptr;
   }
   const T* find(const Index<N>& i) const { return const_cast<DistArray*>(this)->find(i); }
 
@@ -218,7 +219,10 @@ class DistArray : public detail::ArrayBase {
   template <class F>
   void for_each_local(F&& f) {
     if (sparse_) {
-      for (std::size_t k = 0; k < keys_.size(); ++k) f(static_cast<const Index<N>&>(keys_[k]), values_[k]);
+      for (std::size_t k = 0; k < keys_.size(); ++k) {
+        const Index<N> i = keys_[k];
+        f(i, values_[k]);
+      }
       return;
     }
     std::int64_t k = 0;
@@ -234,8 +238,9 @@ class DistArray : public detail::ArrayBase {
   std::span<const T> local_values() const {
     return sparse_ ? std::span<const T>(values_) : std::span<const T>(dense_);
   }
-  /// Sorted keys of a sparse array's local non-zeros.
-  std::span<const Index<N>> local_keys() const { return keys_; }
+  /// Sorted keys of a sparse array's local non-zeros: a random-access range of
+  /// Index<N> values (stored with 32-bit subscripts where every extent allows).
+  const detail::SparseKeys<N>& local_keys() const { return keys_; }
   /// Every local element with its index.
   std::vector<entry_type> local_entries() const;
 
@@ -271,7 +276,7 @@ class DistArray : public detail::ArrayBase {
   friend struct detail::ArrayAccess;
 
   DistArray(Runtime& rt, const Shape<N>& shape, const Partition& p, bool sparse)
-      : rt_(&rt), shape_(shape), dist_(p, shape_vector_of(shape), rt.size()), sparse_(sparse) {
+      : rt_(&rt), shape_(shape), dist_(p, shape_vector_of(shape), rt.size()), sparse_(sparse), keys_(shape) {
     box_ = dist_.box(rt.rank());
     recompute_strides();
   }
@@ -307,7 +312,6 @@ class DistArray : public detail::ArrayBase {
   // Duplicates::sum's addition, for element types that have +=; nullptr otherwise.
   static detail::AddValue add_value();
 
-  std::span<const std::byte> key_bytes() const { return std::as_bytes(std::span<const Index<N>>(keys_)); }
 
   detail::CheckpointManifest checkpoint_manifest(const std::string& type_tag, const std::string& label) const {
     return detail::array_manifest(valid(), sizeof(T), type_tag, shape_vector(), sparse_, dist_, nnz(), label);
@@ -531,7 +535,7 @@ class DistArray : public detail::ArrayBase {
   bool sparse_ = false;
   std::int64_t global_nnz_ = 0;
   detail::DenseStorage<T> dense_;  // dense: local box, row-major
-  std::vector<Index<N>> keys_;    // sparse: sorted local keys
+  detail::SparseKeys<N> keys_;    // sparse: sorted local keys
   std::vector<T> values_;         // sparse: values parallel to keys_
   Partition travel_partition_;       // the partition to return to after travel_end
   std::uint64_t travel_version_ = 0;  // the structure version to return to after travel

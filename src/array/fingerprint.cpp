@@ -32,14 +32,17 @@ std::uint64_t linear_of(const std::int64_t* index, const std::vector<std::int64_
 }  // namespace
 
 std::uint64_t content_fingerprint_of(Comm& comm, const std::vector<std::int64_t>& shape, bool sparse,
-                                     const std::vector<IndexSet>& box, std::span<const std::int64_t> keys,
+                                     const std::vector<IndexSet>& box, const KeyColumn& keys,
                                      std::span<const std::byte> values, std::size_t element_size) {
   const std::size_t dims = shape.size();
   const std::size_t n = element_size == 0 ? 0 : values.size() / element_size;
   std::uint64_t sum = 0;
   if (sparse) {
-    for (std::size_t k = 0; k < n; ++k)
-      sum += element_hash(linear_of(keys.data() + k * dims, shape), values.data() + k * element_size, element_size);
+    std::int64_t index[4];
+    for (std::size_t k = 0; k < n; ++k) {
+      keys.get(static_cast<std::int64_t>(k), index);
+      sum += element_hash(linear_of(index, shape), values.data() + k * element_size, element_size);
+    }
   } else if (n > 0) {
     // Row-major walk of the box, counting positions in it like an odometer.
     std::vector<std::int64_t> at(dims, 0), index(dims);

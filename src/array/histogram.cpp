@@ -17,11 +17,16 @@ struct Binning {
 
 }  // namespace
 
-std::vector<std::int64_t> histogram_of_keys(Comm& comm, const std::int64_t* keys, std::int64_t n, int dims,
-                                            const std::vector<std::int64_t>& shape, int dim, std::int64_t bins) {
+std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, const std::vector<std::int64_t>& shape,
+                                            int dim, std::int64_t bins) {
   const Binning b{shape[static_cast<std::size_t>(dim)], bins};
   std::vector<std::int64_t> h(b.count(), 0);
-  for (std::int64_t k = 0; k < n; ++k) ++h[b.of(keys[k * dims + dim])];
+  // One loop per width, so that neither pays a test per key.
+  auto count = [&](const auto* subscripts) {
+    for (std::int64_t k = 0; k < keys.size; ++k) ++h[b.of(subscripts[k * keys.dims + dim])];
+  };
+  if (keys.width == 4) count(reinterpret_cast<const std::int32_t*>(keys.data));
+  else count(reinterpret_cast<const std::int64_t*>(keys.data));
   comm.allreduce(std::span(h), ReduceOp::sum);
   return h;
 }

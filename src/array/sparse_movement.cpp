@@ -34,14 +34,14 @@ std::uint64_t linear_of(const std::array<std::int64_t, kMaxDims>& i, const std::
   return k;
 }
 
-void write_index_of(std::uint64_t k, const std::vector<std::int64_t>& shape, std::byte* out) {
+std::array<std::int64_t, kMaxDims> index_of_linear(std::uint64_t k, const std::vector<std::int64_t>& shape) {
   std::array<std::int64_t, kMaxDims> i{};
   for (std::size_t d = shape.size(); d-- > 1;) {
     i[d] = static_cast<std::int64_t>(k % static_cast<std::uint64_t>(shape[d]));
     k /= static_cast<std::uint64_t>(shape[d]);
   }
   i[0] = static_cast<std::int64_t>(k);
-  std::memcpy(out, i.data(), shape.size() * sizeof(std::int64_t));
+  return i;
 }
 
 // Merges the value at `from` into the stored value at `to`, for a repeated index.
@@ -64,8 +64,11 @@ void merge_duplicate(std::byte* to, const std::byte* from, std::size_t size, Dup
 
 // Records sorted by their row-major position with a radix sort, each key travelling
 // with its value (a sort of positions followed by a gather is bound by cache misses).
-// S is the value's size; a value is moved as S bytes.
-template <std::size_t S>
+// S is the value's size; a value is moved as S bytes. Key is the position's type: 32
+// bits where the shape's volume allows, which makes mf's sort records 8 bytes instead
+// of 16 (they are made while the routed entries, 24 bytes each, are still held: the
+// loader's peak memory).
+template <std::size_t S, class Key>
 void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& shape, const RecordLayout& layout,
                           std::span<const std::byte> records, Duplicates dup, AddValue add,
                           const std::function<void()>& release_input, const SparseOutput& output) {
@@ -79,11 +82,11 @@ void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& sha
       f(static_cast<std::size_t>(lo), static_cast<std::size_t>(hi));
     });
   };
-  std::vector<KeyedValue<Value>> items(n);
+  std::vector<KeyedValue<Value, Key>> items(n);
   over_ranges([&](std::size_t lo, std::size_t hi) {
     for (std::size_t k = lo; k < hi; ++k) {
       const std::byte* record = records.data() + k * layout.record_size;
-      items[k].key = linear_of(index_of(record, dims), shape);
+      items[k].key = static_cast<Key>(linear_of(index_of(record, dims), shape));
       std::memcpy(items[k].value.data(), record + layout.value_offset, S);
     }
   });
@@ -92,11 +95,15 @@ void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& sha
   std::size_t distinct = n > 0 ? 1 : 0;
   for (std::size_t k = 1; k < n; ++k) distinct += items[k].key != items[k - 1].key;
   auto [keys, values] = output(distinct);
-  const std::size_t key_bytes = static_cast<std::size_t>(dims) * sizeof(std::int64_t);
+  const int width = key_width_for(shape);
+  const std::size_t key_bytes = static_cast<std::size_t>(dims) * static_cast<std::size_t>(width);
+  auto write_key = [&](std::uint64_t linear, std::size_t at) {
+    store_key(keys + at * key_bytes, index_of_linear(linear, shape).data(), dims, width);
+  };
   if (distinct == n) {  // no repeated index: record k is element k
     over_ranges([&](std::size_t lo, std::size_t hi) {
       for (std::size_t k = lo; k < hi; ++k) {
-        write_index_of(items[k].key, shape, keys + k * key_bytes);
+        write_key(items[k].key, k);
         std::memcpy(values + k * S, items[k].value.data(), S);
       }
     });
@@ -105,13 +112,12 @@ void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& sha
   std::size_t stored = 0;
   for (std::size_t k = 0; k < n; ++k) {
     if (k > 0 && items[k].key == items[k - 1].key) {
-      std::array<std::int64_t, kMaxDims> index{};
-      std::memcpy(index.data(), keys + (stored - 1) * key_bytes, key_bytes);
+      const auto index = index_of_linear(items[k].key, shape);
       merge_duplicate(values + (stored - 1) * S, items[k].value.data(), S, dup, add,
                       std::span<const std::int64_t>(index.data(), static_cast<std::size_t>(dims)));
       continue;
     }
-    write_index_of(items[k].key, shape, keys + stored * key_bytes);
+    write_key(items[k].key, stored);
     std::memcpy(values + stored * S, items[k].value.data(), S);
     ++stored;
   }
@@ -119,8 +125,9 @@ void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& sha
 
 // Any value size and any shape (also volumes past 2^63): a stable sort of record
 // positions by their subscripts, then a gather.
-void absorb_by_subscripts(const RecordLayout& layout, std::span<const std::byte> records, Duplicates dup,
-                          AddValue add, const std::function<void()>& release_input, const SparseOutput& output) {
+void absorb_by_subscripts(const std::vector<std::int64_t>& shape, const RecordLayout& layout,
+                          std::span<const std::byte> records, Duplicates dup, AddValue add,
+                          const std::function<void()>& release_input, const SparseOutput& output) {
   const std::size_t n = records.size() / layout.record_size;
   const int dims = layout.dims;
   const auto record = [&](std::size_t k) { return records.data() + k * layout.record_size; };
@@ -132,7 +139,8 @@ void absorb_by_subscripts(const RecordLayout& layout, std::span<const std::byte>
   for (std::size_t k = 1; k < n; ++k)
     distinct += index_of(record(order[k]), dims) != index_of(record(order[k - 1]), dims);
   auto [keys, values] = output(distinct);
-  const std::size_t key_bytes = static_cast<std::size_t>(dims) * sizeof(std::int64_t);
+  const int width = key_width_for(shape);
+  const std::size_t key_bytes = static_cast<std::size_t>(dims) * static_cast<std::size_t>(width);
   const std::size_t size = layout.value_size;
   std::size_t stored = 0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -143,7 +151,7 @@ void absorb_by_subscripts(const RecordLayout& layout, std::span<const std::byte>
                       std::span<const std::int64_t>(index.data(), static_cast<std::size_t>(dims)));
       continue;
     }
-    std::memcpy(keys + stored * key_bytes, r, key_bytes);
+    store_key(keys + stored * key_bytes, index_of(r, dims).data(), dims, width);
     std::memcpy(values + stored * size, r + layout.value_offset, size);
     ++stored;
   }
@@ -201,16 +209,20 @@ std::int64_t absorb_records(Comm& comm, ThreadPool* pool, const std::vector<std:
   all_or_none(comm, [&] {
     long double volume = 1;
     for (const auto e : shape) volume *= static_cast<long double>(std::max<std::int64_t>(e, 1));
-    if (volume >= 0x1p63L) return absorb_by_subscripts(layout, records, dup, add, release_input, counted);
-    switch (layout.value_size) {
-      case 1: return absorb_by_linear_key<1>(pool, shape, layout, records, dup, add, release_input, counted);
-      case 2: return absorb_by_linear_key<2>(pool, shape, layout, records, dup, add, release_input, counted);
-      case 4: return absorb_by_linear_key<4>(pool, shape, layout, records, dup, add, release_input, counted);
-      case 8: return absorb_by_linear_key<8>(pool, shape, layout, records, dup, add, release_input, counted);
-      case 12: return absorb_by_linear_key<12>(pool, shape, layout, records, dup, add, release_input, counted);
-      case 16: return absorb_by_linear_key<16>(pool, shape, layout, records, dup, add, release_input, counted);
-      default: return absorb_by_subscripts(layout, records, dup, add, release_input, counted);
-    }
+    if (volume >= 0x1p63L) return absorb_by_subscripts(shape, layout, records, dup, add, release_input, counted);
+    auto by_linear_key = [&]<class Key>(Key) {
+      switch (layout.value_size) {
+        case 1: return absorb_by_linear_key<1, Key>(pool, shape, layout, records, dup, add, release_input, counted);
+        case 2: return absorb_by_linear_key<2, Key>(pool, shape, layout, records, dup, add, release_input, counted);
+        case 4: return absorb_by_linear_key<4, Key>(pool, shape, layout, records, dup, add, release_input, counted);
+        case 8: return absorb_by_linear_key<8, Key>(pool, shape, layout, records, dup, add, release_input, counted);
+        case 12: return absorb_by_linear_key<12, Key>(pool, shape, layout, records, dup, add, release_input, counted);
+        case 16: return absorb_by_linear_key<16, Key>(pool, shape, layout, records, dup, add, release_input, counted);
+        default: return absorb_by_subscripts(shape, layout, records, dup, add, release_input, counted);
+      }
+    };
+    if (volume <= 0x1p32L) return by_linear_key(std::uint32_t{});
+    return by_linear_key(std::uint64_t{});
   });
   return comm.allreduce(stored, ReduceOp::sum);
 }

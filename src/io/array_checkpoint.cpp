@@ -28,6 +28,24 @@ std::size_t prepare_direct_io_storage(Bytes& storage, std::size_t bytes) {
   return pad;
 }
 
+// Keys as a checkpoint holds them: 8 bytes a subscript.
+std::size_t wide_key_bytes(const KeyColumn& keys) {
+  return static_cast<std::size_t>(keys.size) * static_cast<std::size_t>(keys.dims) * sizeof(std::int64_t);
+}
+void append_wide_keys(Bytes& out, const KeyColumn& keys) {
+  if (keys.width == 8) {
+    out.insert(out.end(), keys.data, keys.data + wide_key_bytes(keys));
+    return;
+  }
+  std::int64_t index[4];
+  const std::size_t row = static_cast<std::size_t>(keys.dims) * sizeof(std::int64_t);
+  for (std::int64_t k = 0; k < keys.size; ++k) {
+    keys.get(k, index);
+    const auto* bytes = reinterpret_cast<const std::byte*>(index);
+    out.insert(out.end(), bytes, bytes + row);
+  }
+}
+
 }  // namespace
 
 CheckpointManifest array_manifest(bool created, std::size_t element_size, const std::string& type_tag,
@@ -52,22 +70,22 @@ CheckpointManifest array_manifest(bool created, std::size_t element_size, const 
   return m;
 }
 
-CheckpointSnapshot snapshot_of_part(CheckpointManifest meta, Bytes storage, std::span<const std::byte> keys,
+CheckpointSnapshot snapshot_of_part(CheckpointManifest meta, Bytes storage, const KeyColumn& keys,
                                     std::span<const std::byte> values) {
   CheckpointSnapshot s{std::move(meta), std::move(storage)};
-  s.offset = prepare_direct_io_storage(s.part, keys.size() + values.size());
+  s.offset = prepare_direct_io_storage(s.part, wide_key_bytes(keys) + values.size());
   // Copied into reserved storage in one pass, without zero-filling first.
-  s.part.insert(s.part.end(), keys.begin(), keys.end());
+  append_wide_keys(s.part, keys);
   s.part.insert(s.part.end(), values.begin(), values.end());
   return s;
 }
 
 void write_array_checkpoint(Comm& comm, const std::filesystem::path& dir, const CheckpointManifest& meta,
-                            std::span<const std::byte> keys, std::span<const std::byte> values) {
-  if (keys.empty()) return write_checkpoint(comm, dir, meta, values);
+                            const KeyColumn& keys, std::span<const std::byte> values) {
+  if (keys.size == 0) return write_checkpoint(comm, dir, meta, values);
   Bytes part;
-  part.reserve(keys.size() + values.size());
-  part.insert(part.end(), keys.begin(), keys.end());
+  part.reserve(wide_key_bytes(keys) + values.size());
+  append_wide_keys(part, keys);
   part.insert(part.end(), values.begin(), values.end());
   write_checkpoint(comm, dir, meta, part);
 }

@@ -89,8 +89,9 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
       });
       return;
     }
-    auto key = [&](std::int64_t pos) { return space.keys + static_cast<std::size_t>(pos) * dims; };
-    auto tile_of = [&](std::int64_t pos) { return static_cast<std::size_t>(key(pos)[dims - 1] >> shift); };
+    auto tile_of = [&](std::int64_t pos) {
+      return static_cast<std::size_t>(space.keys.at(pos, static_cast<int>(dims) - 1) >> shift);
+    };
     constexpr std::int64_t kChunk = std::int64_t{1} << 20;
     std::vector<std::int64_t> chosen, order;
     std::vector<std::int64_t> start(static_cast<std::size_t>(tiles) + 1);
@@ -104,7 +105,11 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
       for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
       order.resize(chosen.size());
       for (const std::int64_t pos : chosen) order[static_cast<std::size_t>(start[tile_of(pos)]++)] = pos;
-      for (const std::int64_t pos : order) visit(key(pos), pos, space.values + static_cast<std::size_t>(pos) * es);
+      std::int64_t i[4];
+      for (const std::int64_t pos : order) {
+        space.keys.get(pos, i);
+        visit(i, pos, space.values + static_cast<std::size_t>(pos) * es);
+      }
     }
   });
   return recs;

@@ -98,7 +98,7 @@ bool lists_fit_narrow(const SpaceView& space, Plan& plan, const std::vector<std:
     std::int64_t buf[4];
     auto widen = [&](std::size_t step, std::uint32_t pos) {
       const std::int64_t* at = buf;
-      if (space.sparse) at = space.keys + static_cast<std::size_t>(pos) * dims;
+      if (space.sparse) space.keys.get(pos, buf);
       else index_at(space, pos, buf);
       for (std::size_t d = 0; d < dims; ++d) {
         lo[step][d] = std::min(lo[step][d], at[d]);
@@ -151,7 +151,7 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
     std::int64_t index[4];
     auto pack = [&](std::byte* rec, std::uint32_t pos, std::size_t step) {
       const std::int64_t* at = index;
-      if (space.sparse) at = space.keys + static_cast<std::size_t>(pos) * dims;
+      if (space.sparse) space.keys.get(pos, index);
       else index_at(space, pos, index);
       if (narrow) {
         const auto& base = plan.packed_base[th][step];

@@ -9,7 +9,7 @@ namespace strata::loop::detail {
 void index_at(const SpaceView& space, std::int64_t pos, std::int64_t* out) {
   const auto dims = static_cast<std::size_t>(space.dims);
   if (space.sparse) {
-    std::copy_n(space.keys + static_cast<std::size_t>(pos) * dims, dims, out);
+    space.keys.get(pos, out);
     return;
   }
   const auto& box = *space.box;
@@ -24,16 +24,9 @@ std::byte* locate(const SpaceView& space, const std::int64_t* index) {
   for (std::size_t d = 0; d < dims; ++d)
     if (index[d] < 0 || index[d] >= space.shape[d]) return nullptr;
   if (space.sparse) {
-    // Keys are sorted lexicographically; binary search over rows of dims values.
-    std::int64_t lo = 0, hi = space.local_nnz;
-    auto key = [&](std::int64_t k) { return space.keys + static_cast<std::size_t>(k) * dims; };
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (std::lexicographical_compare(key(mid), key(mid) + dims, index, index + dims)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo == space.local_nnz || !std::equal(index, index + dims, key(lo))) return nullptr;
-    return space.values + static_cast<std::size_t>(lo) * space.elem_size;
+    const std::int64_t at = space.keys.lower_bound(index);  // keys are sorted lexicographically
+    if (at == space.local_nnz || !space.keys.equals(at, index)) return nullptr;
+    return space.values + static_cast<std::size_t>(at) * space.elem_size;
   }
   std::int64_t off = 0;
   for (std::size_t d = 0; d < dims; ++d) {
@@ -45,8 +38,7 @@ std::byte* locate(const SpaceView& space, const std::int64_t* index) {
 }
 
 std::vector<std::int64_t> histogram(const SpaceView& space, int d) {
-  return space.sparse ? strata::detail::histogram_of_keys(space.rt->comm(), space.keys, space.local_nnz,
-                                                            space.dims, space.shape, d, 0)
+  return space.sparse ? strata::detail::histogram_of_keys(space.rt->comm(), space.keys, space.shape, d, 0)
                       : strata::detail::histogram_of_box(space.rt->comm(), *space.box, space.shape, d, 0);
 }
 

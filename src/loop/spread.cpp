@@ -23,7 +23,7 @@ detail::SpaceView HostedSpace::view(const detail::SpaceView& real) const {
   v.sparse = true;
   v.box = nullptr;
   v.local_nnz = static_cast<std::int64_t>(whole_positions.size());
-  v.keys = keys.data();
+  v.keys = {reinterpret_cast<const std::byte*>(keys.data()), v.local_nnz, v.dims, 8};
   v.values = const_cast<std::byte*>(values.data());  // never written: spread bodies take elements by value
   return v;
 }

@@ -112,10 +112,10 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
     }
     return last;
   };
-  // An iteration's subscripts: a sparse space's key in place, a dense one's into `buf`.
+  // An iteration's subscripts, into `buf`.
   auto index_of = [&](std::int64_t pos, std::int64_t* buf) -> const std::int64_t* {
-    if (space.sparse) return space.keys + static_cast<std::size_t>(pos) * static_cast<std::size_t>(space.dims);
-    index_at(space, pos, buf);
+    if (space.sparse) space.keys.get(pos, buf);
+    else index_at(space, pos, buf);
     return buf;
   };
   std::optional<RoundDealer> rounds;

@@ -163,6 +163,58 @@ TEST(DistArray, SparseRepartitionAndRandomizeKeepEveryEntry) {
   EXPECT_EQ(std::accumulate(binned.begin(), binned.end(), std::int64_t{0}), 3000);
 }
 
+// Sparse keys are stored with 4-byte subscripts where every extent fits in 32 bits and
+// 8-byte ones otherwise, and the loaders sort 32-bit row-major positions where the
+// volume fits: every combination keeps every index exactly, the largest ones too.
+TEST(DistArray, SparseKeysOfEveryWidthKeepTheirIndices) {
+  constexpr std::int64_t kBig = std::int64_t{3} << 31;  // past int32
+  const std::vector<Shape<2>> shapes{
+      {1000, 97},                                  // 32-bit subscripts, 32-bit positions
+      {100'000, 100'000},                          // 32-bit subscripts, 64-bit positions
+      {std::int64_t{1} << 31, 3},                  // the widest extent 32-bit subscripts hold
+      {kBig, 5},                                   // 64-bit subscripts
+      {std::int64_t{1} << 40, std::int64_t{1} << 40}};  // positions past 2^63: sorted by subscripts
+  for (const auto& shape : shapes) {
+    const std::string label = fmt::format("shape ({}, {})", shape[0], shape[1]);
+    std::map<Index<2>, int> want;
+    std::vector<Entry<int, 2>> mine;
+    const CounterRng rng(31);
+    for (std::int64_t k = 0; k < 400; ++k) {
+      Index<2> i{static_cast<std::int64_t>(rng.bits(static_cast<std::uint64_t>(k)) % static_cast<std::uint64_t>(shape[0])),
+                 static_cast<std::int64_t>(rng.bits(static_cast<std::uint64_t>(k) + 1000) %
+                                           static_cast<std::uint64_t>(shape[1]))};
+      if (k % 50 == 0) i = {shape[0] - 1, shape[1] - 1};  // the last index, repeated (summed)
+      want[i] += static_cast<int>(k);
+      if (k % rt().size() == rt().rank()) mine.push_back({i, static_cast<int>(k)});
+    }
+    auto s = DistArray<int, 2>::sparse(rt(), shape, mine, Duplicates::sum);
+    EXPECT_EQ(s.nnz(), static_cast<std::int64_t>(want.size())) << label;
+    const auto& keys = s.local_keys();
+    EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end())) << label;
+    for (const auto& k : keys) {
+      ASSERT_TRUE(s.is_local(k)) << label;
+      ASSERT_NE(s.find(k), nullptr) << label;
+      EXPECT_EQ(*s.find(k), want.at(k)) << label;
+    }
+    const auto all = s.gather_entries();
+    ASSERT_EQ(all.size(), want.size()) << label;
+    auto it = want.begin();
+    for (const auto& e : all) {
+      ASSERT_EQ(e.index, it->first) << label;
+      ASSERT_EQ(e.value, it->second) << label;
+      ++it;
+    }
+    // An index one past a stored one is not found.
+    const Index<2> last{shape[0] - 1, shape[1] - 1};
+    if (s.is_local(last)) {
+      EXPECT_EQ(*s.find(last), want.at(last)) << label;
+      EXPECT_EQ(s.find({shape[0] - 1, shape[1] - 2}) != nullptr, want.count({shape[0] - 1, shape[1] - 2}) > 0) << label;
+    }
+    const auto h = s.histogram(1, 4);
+    EXPECT_EQ(std::accumulate(h.begin(), h.end(), std::int64_t{0}), s.nnz()) << label;
+  }
+}
+
 TEST(DistArray, FourDimensionalDenseAndBalancedRanges) {
   auto a = DistArray<std::int32_t, 4>::generate(
       rt(), {3, 4, 5, 2}, [](const Index<4>& i) { return static_cast<std::int32_t>(linearize(i, Shape<4>{3, 4, 5, 2})); },

@@ -103,6 +103,9 @@ constexpr Rule kRules[] = {
     {"include/strata/detail/dist_array_instances.hpp", Layer::array},
     {"include/strata/detail/dist_array_movement.hpp", Layer::array},
     {"include/strata/detail/histogram.hpp", Layer::array},
+    // How a sparse array's keys are stored (their width) and read as Index<N> values.
+    {"include/strata/detail/key_column.hpp", Layer::array},
+    {"include/strata/detail/sparse_keys.hpp", Layer::array},
     {"include/strata/io/", Layer::array},
     {"src/array/", Layer::array},
     {"src/io/", Layer::array},

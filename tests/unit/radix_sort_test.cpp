@@ -1,6 +1,7 @@
 // The sparse loaders' radix sort (src/array/radix_sort.hpp): sorted, stable, and the
 // same records in the same order for any number of threads, on key sets that take
-// each of its paths (small, one-digit, skewed into one top bucket, 64-bit keys).
+// each of its paths (small, one-digit, skewed into one top bucket, 64-bit keys), with
+// 64-bit and 32-bit key fields.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,8 @@ namespace strata::detail {
 namespace {
 
 using Item = KeyedValue<std::uint32_t>;
+using NarrowItem = KeyedValue<std::uint32_t, std::uint32_t>;  // 8 bytes: the loaders' records where keys fit
+static_assert(sizeof(NarrowItem) == 8);
 
 // Keys drawn by `key(k)`; each value is the record's original position, so a stable
 // sort is std::stable_sort by key exactly.
@@ -25,9 +28,10 @@ std::vector<Item> records(std::size_t n, KeyOf key) {
   return v;
 }
 
-void expect_sorted_like_stable_sort(std::vector<Item> items, int threads) {
+template <class I>
+void expect_sorted_like_stable_sort(std::vector<I> items, int threads) {
   auto expected = items;
-  std::stable_sort(expected.begin(), expected.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  std::stable_sort(expected.begin(), expected.end(), [](const I& a, const I& b) { return a.key < b.key; });
   ThreadPool pool(threads);
   radix_sort(items, threads > 1 ? &pool : nullptr);
   ASSERT_EQ(items.size(), expected.size());
@@ -47,8 +51,15 @@ TEST(RadixSort, MatchesAStableSortForAnyThreadCount) {
       records(200'000, [&](std::size_t k) { return k % 1000 == 0 ? (1ULL << 40) + k : rs.below(1'000'000); });
   const auto wide = records(100'000, [&](std::size_t) { return rs(); });
   const auto repeated = records(150'000, [&](std::size_t) { return rs.below(64) << 30; });
+  const auto repeated_below_2_32 = records(150'000, [&](std::size_t) { return rs.below(64) << 26; });
   for (const auto* set : {&uniform, &small, &one_digit, &skewed, &wide, &repeated})
     for (const int threads : {1, 2, 3}) expect_sorted_like_stable_sort(*set, threads);
+  // The same key sets that fit in 32 bits, in 32-bit key fields.
+  for (const auto* set : {&uniform, &small, &one_digit, &repeated_below_2_32}) {
+    std::vector<NarrowItem> narrow;
+    for (const Item& it : *set) narrow.push_back({static_cast<std::uint32_t>(it.key), it.value});
+    for (const int threads : {1, 2, 3}) expect_sorted_like_stable_sort(narrow, threads);
+  }
 }
 
 TEST(RadixSort, EmptyAndSingleRecordAreLeftAsTheyAre) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strata/detail/array_movement.hpp"
+#include "strata/detail/key_column.hpp"
 #include "strata/io/checkpoint_format.hpp"
 
 namespace strata::detail {
@@ -23,13 +24,14 @@ CheckpointManifest array_manifest(bool created, std::size_t element_size, const 
 
 /// This rank's part, copied into `storage` after a pad that puts it on a 4 KiB
 /// boundary (for O_DIRECT): the keys then the values (sparse) or the values (dense).
-CheckpointSnapshot snapshot_of_part(CheckpointManifest meta, Bytes storage, std::span<const std::byte> keys,
+/// Checkpoints hold 8-byte subscripts whatever their width in memory.
+CheckpointSnapshot snapshot_of_part(CheckpointManifest meta, Bytes storage, const KeyColumn& keys,
                                     std::span<const std::byte> values);
 
 /// Collective: writes this rank's part (keys then values) of the array `meta`
 /// describes into `dir` (write_checkpoint).
 void write_array_checkpoint(Comm& comm, const std::filesystem::path& dir, const CheckpointManifest& meta,
-                            std::span<const std::byte> keys, std::span<const std::byte> values);
+                            const KeyColumn& keys, std::span<const std::byte> values);
 
 /// The number of entries the sparse parts of `read` hold.
 std::size_t sparse_entries_in(const CheckpointRead& read);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strata/comm.hpp"
+#include "strata/detail/key_column.hpp"
 #include "strata/partition.hpp"
 #include "strata/thread_pool.hpp"
 
@@ -89,8 +90,8 @@ void route_records(Comm& comm, const Distribution& dist, const RecordLayout& lay
 /// Adds the value at `from` into the value at `to`; nullptr for element types without +=.
 using AddValue = void (*)(std::byte* to, const std::byte* from);
 
-/// Where absorb_records writes its result: room for `count` keys (N int64 each) and
-/// `count` values.
+/// Where absorb_records writes its result: room for `count` keys (N subscripts of
+/// key_width_for(shape) bytes each) and `count` values.
 using SparseOutput = std::function<std::pair<std::byte*, std::byte*>(std::size_t count)>;
 
 /// Collective: sorts the received records by index (stably: arrival order breaks
@@ -112,7 +113,7 @@ void check_records_in_bounds(Comm& comm, const std::vector<std::int64_t>& shape,
 /// partition (a sum of per-element hashes). Dense: `values` in the order of `box`;
 /// sparse (`keys` not empty or `sparse`): one key per value.
 std::uint64_t content_fingerprint_of(Comm& comm, const std::vector<std::int64_t>& shape, bool sparse,
-                                     const std::vector<IndexSet>& box, std::span<const std::int64_t> keys,
+                                     const std::vector<IndexSet>& box, const KeyColumn& keys,
                                      std::span<const std::byte> values, std::size_t element_size);
 
 /// "(3, 4)": an index as messages print it.

@@ -207,9 +207,7 @@ std::vector<std::int64_t> DistArray<T, N>::histogram(int dim, std::int64_t bins)
   if (dim < 0 || dim >= static_cast<int>(N))
     throw ShapeError(fmt::format("histogram: dimension {} does not exist in a {}-D array", dim, N));
   if (sparse_)
-    return detail::histogram_of_keys(rt_->comm(), reinterpret_cast<const std::int64_t*>(keys_.data()),
-                                     static_cast<std::int64_t>(keys_.size()), static_cast<int>(N), shape_vector(),
-                                     dim, bins);
+    return detail::histogram_of_keys(rt_->comm(), keys_.column(), shape_vector(), dim, bins);
   return detail::histogram_of_box(rt_->comm(), box_, shape_vector(), dim, bins);
 }
 

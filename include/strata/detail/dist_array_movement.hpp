@@ -10,14 +10,12 @@ namespace strata {
 template <class T, std::size_t N>
 detail::CheckpointSnapshot DistArray<T, N>::checkpoint_snapshot(Bytes storage) const {
   return detail::snapshot_of_part(checkpoint_manifest(checkpoint_type_tag<T>(), detail::array_label(*this)),
-                                  std::move(storage), key_bytes(), std::as_bytes(local_values()));
+                                  std::move(storage), keys_.column(), std::as_bytes(local_values()));
 }
 
 template <class T, std::size_t N>
 std::uint64_t DistArray<T, N>::content_fingerprint() const {
-  return detail::content_fingerprint_of(rt_->comm(), shape_vector(), sparse_, box_,
-                                        std::span<const std::int64_t>(reinterpret_cast<const std::int64_t*>(keys_.data()),
-                                                                      keys_.size() * N),
+  return detail::content_fingerprint_of(rt_->comm(), shape_vector(), sparse_, box_, keys_.column(),
                                         std::as_bytes(local_values()), sizeof(T));
 }
 
@@ -52,7 +50,7 @@ std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<entry_type> 
 
 template <class T, std::size_t N>
 void DistArray<T, N>::absorb_entries(std::vector<entry_type> in, Duplicates dup) {
-  detail::free_now(keys_);  // the old elements are dead: not held while the new ones arrive
+  keys_.release();  // the old elements are dead: not held while the new ones arrive
   detail::free_now(values_);
   global_nnz_ = detail::absorb_records(
       rt_->comm(), &rt_->pool(), shape_vector(), record_layout(), std::as_bytes(std::span<const entry_type>(in)),
@@ -61,9 +59,9 @@ void DistArray<T, N>::absorb_entries(std::vector<entry_type> in, Duplicates dup)
       [&](std::size_t n) {
         // Small pages: a sparse array is read in key order (loops stream their own
         // packed copies), and a huge page's first touch costs more than it saves.
-        keys_ = std::vector<Index<N>>(n);
+        std::byte* keys = keys_.allocate(n);  // key_width_for(shape) bytes a subscript, as absorb_records writes
         values_ = std::vector<T>(n);
-        return std::pair(reinterpret_cast<std::byte*>(keys_.data()), reinterpret_cast<std::byte*>(values_.data()));
+        return std::pair(keys, reinterpret_cast<std::byte*>(values_.data()));
       });
 }
 
@@ -242,8 +240,8 @@ struct ArrayAccess {
     return a.checkpoint_manifest(type_tag, dir.string());
   }
   template <class T, std::size_t N>
-  static std::span<const std::byte> key_bytes(const DistArray<T, N>& a) {
-    return a.key_bytes();
+  static KeyColumn key_column(const DistArray<T, N>& a) {
+    return a.keys_.column();
   }
   template <class T, std::size_t N>
   static DistArray<T, N> from_checkpoint(Runtime& rt, CheckpointRead&& read, const Partition& p) {

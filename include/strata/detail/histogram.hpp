@@ -6,15 +6,16 @@
 #include <vector>
 
 #include "strata/comm.hpp"
+#include "strata/detail/key_column.hpp"
 #include "strata/partition.hpp"
 
 namespace strata::detail {
 
-/// Collective: how many of the `n` sparse keys (n x dims values, this rank's) lie at
-/// each index of dimension `dim`, summed over ranks; with `bins` > 0 the counts are
-/// grouped into that many equal-width bins.
-std::vector<std::int64_t> histogram_of_keys(Comm& comm, const std::int64_t* keys, std::int64_t n, int dims,
-                                            const std::vector<std::int64_t>& shape, int dim, std::int64_t bins);
+/// Collective: how many of this rank's sparse `keys` lie at each index of dimension
+/// `dim`, summed over ranks; with `bins` > 0 the counts are grouped into that many
+/// equal-width bins.
+std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, const std::vector<std::int64_t>& shape,
+                                            int dim, std::int64_t bins);
 /// The same for a dense array whose rank holds `box`.
 std::vector<std::int64_t> histogram_of_box(Comm& comm, const std::vector<IndexSet>& box,
                                            const std::vector<std::int64_t>& shape, int dim, std::int64_t bins);

@@ -36,7 +36,7 @@ template <class T, std::size_t N>
 void save_checkpoint(const DistArray<T, N>& a, const std::filesystem::path& dir,
                      const std::string& type_tag = checkpoint_type_tag<T>()) {
   const detail::CheckpointManifest m = detail::ArrayAccess::manifest_of(a, type_tag, dir);
-  detail::write_array_checkpoint(a.runtime().comm(), dir, m, detail::ArrayAccess::key_bytes(a),
+  detail::write_array_checkpoint(a.runtime().comm(), dir, m, detail::ArrayAccess::key_column(a),
                                  std::as_bytes(a.local_values()));
 }
 

@@ -111,12 +111,12 @@ std::vector<Entry<T, N>> parse_region(Runtime& rt, const MappedFile& file, std::
   if (handlers.size() == 1) return std::move(handlers[0]->out);
   std::size_t total = 0;
   for (const auto& h : handlers) total += h->out.size();
+  // Concatenated with each thread's output handed back as it is copied: the rank
+  // holds its elements about once at the end of a parse, not twice (mf's 10M ratings
+  // are 240 MB of entries, the largest memory of its whole run before this).
   std::vector<Entry<T, N>> all;
   all.reserve(total);
-  for (auto& h : handlers) {
-    all.insert(all.end(), h->out.begin(), h->out.end());
-    strata::detail::free_now(h->out);
-  }
+  for (auto& h : handlers) strata::detail::append_and_free(all, h->out);
   return all;
 }
 

@@ -35,7 +35,7 @@ struct SpaceView {
   std::int64_t nnz = 0;        ///< all ranks
   std::int64_t local_nnz = 0;  ///< this rank
   std::vector<std::int64_t> shape;
-  const std::int64_t* keys = nullptr;              ///< sparse: local_nnz x dims, sorted
+  strata::detail::KeyColumn keys;                  ///< sparse: local_nnz keys of dims subscripts, sorted
   const std::vector<IndexSet>* box = nullptr;      ///< dense: this rank's box
   std::byte* values = nullptr;                     ///< local elements (box or key order)
   /// The view of the same array as it is now: planning may repartition the space,
@@ -98,8 +98,7 @@ SpaceView space_view(const DistArray<Elem, M>& array) {
   v.nnz = space.nnz();
   v.local_nnz = space.local_nnz();
   v.shape.assign(space.shape().begin(), space.shape().end());
-  static_assert(sizeof(Index<M>) == M * sizeof(std::int64_t), "indices are packed int64 subscripts");
-  v.keys = reinterpret_cast<const std::int64_t*>(space.local_keys().data());
+  v.keys = space.local_keys().column();
   v.box = &space.local_box();
   v.values = reinterpret_cast<std::byte*>(space.local_values().data());
   v.refresh = [](strata::detail::ArrayBase& a) { return space_view(static_cast<DistArray<Elem, M>&>(a)); };
