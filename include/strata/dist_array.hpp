@@ -326,10 +326,12 @@ class DistArray : public detail::ArrayBase {
   static DistArray from_checkpoint(Runtime& rt, detail::CheckpointRead&& read, const Partition& p);
 
   void recompute_strides() {
+    // Strides address dense storage; a sparse array's box may hold more indices than
+    // an int64 counts (shape 2^40 x 2^40), and it has no strides.
     std::int64_t stride = 1;
     for (std::size_t d = N; d-- > 0;) {
-      strides_[d] = stride;
-      stride *= box_[d].size();
+      strides_[d] = sparse_ ? 0 : stride;
+      if (!sparse_) stride *= box_[d].size();
     }
     rows_fast_ = !sparse_ && box_[N - 1].contiguous() && box_[N - 1].size() == shape_[N - 1];
     for (std::size_t d = 0; d < N; ++d) {
