@@ -463,6 +463,9 @@ class DistArray : public detail::ArrayBase {
         if (detail::t_claims) [[unlikely]] claim_access(i, true, mode);
         return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
       }
+      // A verifying run's rows inside the running worker's window pass here too, not
+      // through a call out of line (most of a speculative first run's checks).
+      if (inside && in_window(i, mode)) return {dense_.data() + off, static_cast<std::size_t>(shape_[N - 1])};
       if (inside) return observed_row(i, where, mode, dense_.data() + off);
     }
     return row_slow(i, where, mode);

@@ -121,16 +121,21 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     // Slowest worker over the mean of all workers: the idle ranks of a gathered plan count.
     plan->imbalance = rt.comm().allreduce(plan->imbalance, ReduceOp::max) * (plan->gathered ? plan->ranks : 1);
   }
-  fill_work_lists(*plan, run_view(*plan, space), options, group_thread, steps);
+  fill_work_lists(*plan, run_view(*plan, space), options, group_thread, steps, positions_can_go(*plan, body));
   if (plan->split) {
     plan->split->arrange(plan->work);
     strata::detail::free_now(plan->list_of_position);  // arranged out of position order
+    // The lists changed: their sizes again, and bounds found when packing.
+    for (std::size_t th = 0; th < plan->work.size(); ++th)
+      for (std::size_t st = 0; st < plan->work[th].size(); ++st)
+        plan->list_sizes[th][st] = static_cast<std::uint32_t>(plan->work[th][st].size());
+    plan->list_lo.clear(), plan->list_hi.clear();
   }
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;
-    for (const auto& w : plan->work) {
+    for (const auto& sizes : plan->list_sizes) {
       std::int64_t c = 0;
-      for (const auto& st : w) c += static_cast<std::int64_t>(st.size());
+      for (const auto size : sizes) c += size;
       most = std::max(most, c);
     }
     most = rt.comm().allreduce(most, ReduceOp::max);

@@ -141,9 +141,11 @@ std::unique_ptr<Plan> build_plan(const SpaceView& space, const LoopBody& body, c
 /// The plan's work lists (work_lists.cpp): per thread and step, the positions of this
 /// rank's iterations in the order they run, for the strategy and layout chosen;
 /// `group_thread` gives a groups plan's thread of each iteration. Collective when the
-/// plan deals rounds.
+/// plan deals rounds. With `positions_can_go` (positions_can_go of the plan and its
+/// body) the positions are not listed where packing can read the lists by position
+/// instead (plan.positions_dropped is then set from the start).
 void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& options,
-                     const std::vector<std::int32_t>& group_thread, int steps);
+                     const std::vector<std::int32_t>& group_thread, int steps, bool positions_can_go);
 
 // ---- execution (run_plan.cpp) -----------------------------------------------
 

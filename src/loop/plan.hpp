@@ -106,6 +106,16 @@ struct Plan {
   /// work_positions.cpp); the per-thread, per-step structure stays.
   std::vector<std::vector<std::vector<std::uint32_t>>> work;
   bool positions_dropped = false;
+  /// The number of iterations of each list (per thread, per step), whether or not
+  /// its positions are held: where they would be let go at once after packing,
+  /// fill_work_lists never lists them, and packing reads list_of_position instead.
+  std::vector<std::vector<std::uint32_t>> list_sizes;
+  /// Per thread, per step: the smallest and largest subscripts (per dimension) of the
+  /// list's iterations, from fill_work_lists (what narrow records are counted from).
+  std::vector<std::vector<std::array<std::int64_t, 4>>> list_lo, list_hi;
+  /// Per thread of this rank: the first of its positions and one past its last
+  /// (T + 1 values), where each thread's positions are contiguous; empty otherwise.
+  std::vector<std::int64_t> thread_positions;
   /// The same work as contiguous (index, value pointer) records, built by the executor
   /// on first use: streaming them beats gathering keys and values through positions.
   std::vector<std::vector<RecordBytes>> packed;

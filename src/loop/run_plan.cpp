@@ -86,6 +86,19 @@ Records records_of(const LoopBody& body, const Plan& plan) {
 // 900 items per list, so its records shrink from 16 bytes to 8.
 bool lists_fit_narrow(const SpaceView& space, Plan& plan, const std::vector<std::uint16_t>& list_of) {
   const auto dims = static_cast<std::size_t>(space.dims);
+  if (plan.list_lo.size() == plan.work.size()) {  // the bounds fill_work_lists found
+    bool fits = true;
+    for (std::size_t th = 0; th < plan.work.size(); ++th)
+      for (std::size_t step = 0; step < plan.list_lo[th].size(); ++step)
+        for (std::size_t d = 0; d < dims && plan.list_sizes[th][step] > 0; ++d)
+          fits = fits && plan.list_hi[th][step][d] - plan.list_lo[th][step][d] <= UINT16_MAX;
+    if (!fits) return false;
+    plan.packed_base = plan.list_lo;
+    for (auto& lists : plan.packed_base)
+      for (auto& b : lists)
+        for (auto& v : b) v = v == INT64_MAX ? 0 : v;
+    return true;
+  }
   plan.packed_base.assign(plan.work.size(), {});
   std::vector<char> fits(plan.work.size(), 1);
   const bool in_order = list_of.size() == static_cast<std::size_t>(space.local_nnz);
@@ -170,8 +183,9 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
       else std::memcpy(rec + vo, &value, sizeof value);
     };
     const auto& lists = plan.work[th];
+    const auto& sizes = plan.list_sizes[th];
     auto& out = plan.packed[th];
-    for (const auto& positions : lists) out.emplace_back(positions.size() * rs);
+    for (const auto size : sizes) out.emplace_back(size * rs);
     if (!in_order) {
       for (std::size_t step = 0; step < lists.size(); ++step) {
         std::byte* rec = out[step].data();
@@ -180,24 +194,26 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
       return;
     }
     // Every list in position order: one pass over the thread's positions reads the
-    // keys and values in order (read list by list, they were a strided gather).
+    // keys and values in order (read list by list, they were a strided gather). The
+    // lists themselves may never have been listed (plan.positions_dropped).
     std::vector<std::byte*> cursor;
-    std::uint32_t lo = UINT32_MAX, hi = 0;
-    for (std::size_t step = 0; step < lists.size(); ++step) {
-      cursor.push_back(out[step].data());
-      if (!lists[step].empty()) lo = std::min(lo, lists[step].front()), hi = std::max(hi, lists[step].back());
+    for (std::size_t step = 0; step < sizes.size(); ++step) cursor.push_back(out[step].data());
+    std::size_t lo = 0, hi = list_of.size();  // the positions to read: [lo, hi)
+    if (!plan.thread_positions.empty()) {
+      lo = static_cast<std::size_t>(plan.thread_positions[th]);
+      hi = static_cast<std::size_t>(plan.thread_positions[th + 1]);
     }
-    const std::size_t first = th * lists.size();
-    for (std::size_t pos = lo; pos <= hi && lo <= hi; ++pos) {
+    const std::size_t first = th * sizes.size();
+    for (std::size_t pos = lo; pos < hi; ++pos) {
       const std::size_t step = list_of[pos] - first;
-      if (step >= lists.size()) continue;  // another thread's (wrapped below `first` too)
+      if (step >= sizes.size()) continue;  // another thread's (wrapped below `first` too)
       pack(cursor[step], static_cast<std::uint32_t>(pos), step);
       cursor[step] += rs;
     }
   });
   strata::detail::free_now(plan.list_of_position);
   plan.record_size = rs;
-  if (positions_can_go(plan, body)) drop_positions(plan);
+  if (!plan.positions_dropped && positions_can_go(plan, body)) drop_positions(plan);
   // The copies of the elements are as of now.
   if (body.reads_only && !plan.hosted)
     plan.packed_fingerprint = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * es});

@@ -1,6 +1,8 @@
 // A plan's work lists: which of this rank's iterations each thread runs at each step,
 // in the order it runs them (build_plan fills them once its layout is set).
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <functional>
 #include <optional>
 
@@ -60,7 +62,7 @@ std::vector<std::int64_t> thread_ranges(const SpaceView& space, const std::vecto
 }  // namespace
 
 void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& options,
-                     const std::vector<std::int32_t>& group_thread, int steps) {
+                     const std::vector<std::int32_t>& group_thread, int steps, bool positions_can_go) {
   using analysis::Strategy;
   Runtime& rt = *space.rt;
   const int T = rt.threads(), r = plan.gathered ? 0 : rt.rank();
@@ -151,12 +153,29 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
   auto list_at = [&](std::int64_t pos) -> std::size_t {
     return narrow ? plan.list_of_position[static_cast<std::size_t>(pos)] : wide_list_of[static_cast<std::size_t>(pos)];
   };
+  // Ordered plans rely on key order inside a block; unordered ones may visit a
+  // block's iterations in any order.
+  const bool shuffle_groups = strategy == Strategy::groups && !plan.ordered && !options.key_order;
+  const bool shuffle_seeded = !shuffle_groups && options.shuffle_seed && !plan.ordered && strategy != Strategy::serial;
+  // Positions that packing would let go at once are not listed where it can read
+  // each position's list instead (in position order: not shuffled).
+  const bool list_positions = !(positions_can_go && narrow && !shuffle_groups && !shuffle_seeded);
+  // Each list's size and subscript bounds (the base of narrow records), written by
+  // the range that fills the list (a list is never split over two ranges).
+  const auto dims = static_cast<std::size_t>(space.dims);
+  plan.list_sizes.assign(static_cast<std::size_t>(T), std::vector<std::uint32_t>(static_cast<std::size_t>(steps), 0));
+  std::array<std::int64_t, 4> no_lo, no_hi;
+  no_lo.fill(INT64_MAX), no_hi.fill(INT64_MIN);
+  plan.list_lo.assign(static_cast<std::size_t>(T), std::vector<std::array<std::int64_t, 4>>(static_cast<std::size_t>(steps), no_lo));
+  plan.list_hi.assign(static_cast<std::size_t>(T), std::vector<std::array<std::int64_t, 4>>(static_cast<std::size_t>(steps), no_hi));
+  plan.thread_positions = !ranges.empty() ? ranges : T == 1 ? std::vector<std::int64_t>{0, n} : std::vector<std::int64_t>{};
   for_each_range([&](std::int64_t begin, std::int64_t end) {
     std::int64_t buf[4];
     std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
     int dealt_round = 0;
     SpacePart part;
     std::vector<std::size_t> count(lists, 0);
+    std::vector<std::array<std::int64_t, 4>> lo(lists, no_lo), hi(lists, no_hi);
     for (std::int64_t pos = begin; pos < end; ++pos) {
       const std::int64_t* i = index_of(pos, buf);
       int thread = 0, step = 0;
@@ -192,18 +211,27 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
                                static_cast<std::size_t>(step);
       set_list(pos, list);
       ++count[list];
+      for (std::size_t d = 0; d < dims; ++d) {
+        lo[list][d] = std::min(lo[list][d], i[d]);
+        hi[list][d] = std::max(hi[list][d], i[d]);
+      }
     }
+    const auto per_thread = static_cast<std::size_t>(steps);
+    for (std::size_t l = 0; l < lists; ++l)
+      if (count[l] > 0) {
+        plan.list_sizes[l / per_thread][l % per_thread] = static_cast<std::uint32_t>(count[l]);
+        plan.list_lo[l / per_thread][l % per_thread] = lo[l];
+        plan.list_hi[l / per_thread][l % per_thread] = hi[l];
+      }
+    if (!list_positions) return;
     auto list_named = [&](std::size_t list) -> std::vector<std::uint32_t>& {
-      return plan.work[list / static_cast<std::size_t>(steps)][list % static_cast<std::size_t>(steps)];
+      return plan.work[list / per_thread][list % per_thread];
     };
     for (std::size_t l = 0; l < lists; ++l)
       if (count[l] > 0) list_named(l).reserve(count[l]);
     for (std::int64_t pos = begin; pos < end; ++pos) list_named(list_at(pos)).push_back(static_cast<std::uint32_t>(pos));
   });
-  // Ordered plans rely on key order inside a block; unordered ones may visit a
-  // block's iterations in any order.
-  const bool shuffle_groups = strategy == Strategy::groups && !plan.ordered && !options.key_order;
-  const bool shuffle_seeded = !shuffle_groups && options.shuffle_seed && !plan.ordered && strategy != Strategy::serial;
+  plan.positions_dropped = !list_positions;
   if (shuffle_groups || shuffle_seeded) strata::detail::free_now(plan.list_of_position);  // out of position order
   if (shuffle_groups)
     shuffle_groups_work(plan, space, options.shuffle_seed ? options.shuffle_seed : mix64(rt.seed() ^ 0x67726f757073));

@@ -511,6 +511,19 @@ TEST(ParallelFor, PositionsLetGoAfterPackingComeBackFromTheRecords) {
     };
     double expected = 0;
     for (const auto& [at, v] : value_at) expected += static_cast<double>(v) * static_cast<double>(at.second % 13 + 1);
+    {  // Planned only: positions that packing would let go are never listed, only counted.
+      auto count = [&](const Index<2>&, float v) { total += static_cast<double>(v); };
+      const loop::Plan& planned = loop::detail::plan_of(plan_loop(S, count, options));
+      EXPECT_TRUE(planned.positions_dropped) << c.rows << " rows";
+      std::int64_t listed = 0, counted = 0;
+      for (std::size_t th = 0; th < planned.work.size(); ++th)
+        for (std::size_t st = 0; st < planned.work[th].size(); ++st) {
+          listed += static_cast<std::int64_t>(planned.work[th][st].size());
+          counted += planned.list_sizes[th][st];
+        }
+      EXPECT_EQ(listed, 0) << c.rows << " rows";
+      EXPECT_EQ(counted, S.local_nnz()) << c.rows << " rows";  // after planning (a serial plan gathers S)
+    }
     const LoopReport first = read();
     EXPECT_TRUE(loop::detail::plan_of(first).positions_dropped) << c.rows << " rows";
     EXPECT_EQ(total.take(), expected) << c.rows << " rows";
