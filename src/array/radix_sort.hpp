@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -57,7 +58,7 @@ void lsd(Item* from, Item* scratch, std::size_t n, int bits) {
 /// Sorts by key ascending; equal keys keep their order. With a pool, its threads
 /// share the work (the order is the same for any number of threads).
 template <class V, class K>
-void radix_sort(std::vector<KeyedValue<V, K>>& items, ThreadPool* pool = nullptr) {
+void radix_sort(std::span<KeyedValue<V, K>> items, ThreadPool* pool = nullptr) {
   using Item = KeyedValue<V, K>;
   const auto n = items.size();
   if (n < 2) return;
@@ -108,6 +109,11 @@ void radix_sort(std::vector<KeyedValue<V, K>>& items, ThreadPool* pool = nullptr
   };
   if (T == 1) sort_buckets(0, 256, 0);
   else pool->run_chunks(256, 1, sort_buckets);
+}
+
+template <class V, class K>
+void radix_sort(std::vector<KeyedValue<V, K>>& items, ThreadPool* pool = nullptr) {
+  radix_sort(std::span<KeyedValue<V, K>>(items), pool);
 }
 
 }  // namespace strata::detail

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <numeric>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -82,12 +84,22 @@ void absorb_by_linear_key(ThreadPool* pool, const std::vector<std::int64_t>& sha
       f(static_cast<std::size_t>(lo), static_cast<std::size_t>(hi));
     });
   };
-  std::vector<KeyedValue<Value, Key>> items(n);
+  // Not value-initialised (its pages are touched as they are written), and the
+  // records' pages are handed back as they are converted: the records and the sort's
+  // items are not both held whole.
+  using Item = KeyedValue<Value, Key>;
+  const std::unique_ptr<Item[]> item_storage(new Item[n]);
+  const std::span<Item> items(item_storage.get(), n);
+  const std::size_t slice = std::max<std::size_t>(1, (std::size_t{8} << 20) / layout.record_size);
   over_ranges([&](std::size_t lo, std::size_t hi) {
-    for (std::size_t k = lo; k < hi; ++k) {
-      const std::byte* record = records.data() + k * layout.record_size;
-      items[k].key = static_cast<Key>(linear_of(index_of(record, dims), shape));
-      std::memcpy(items[k].value.data(), record + layout.value_offset, S);
+    for (std::size_t from = lo; from < hi; from += slice) {
+      const std::size_t to = std::min(hi, from + slice);
+      for (std::size_t k = from; k < to; ++k) {
+        const std::byte* record = records.data() + k * layout.record_size;
+        items[k].key = static_cast<Key>(linear_of(index_of(record, dims), shape));
+        std::memcpy(items[k].value.data(), record + layout.value_offset, S);
+      }
+      drop_pages(records.data() + from * layout.record_size, (to - from) * layout.record_size);
     }
   });
   release_input();
@@ -166,35 +178,47 @@ std::string index_label(std::span<const std::int64_t> index) {
 
 void route_records(Comm& comm, const Distribution& dist, const RecordLayout& layout,
                    std::span<const std::byte> records, const std::function<void()>& release_input,
-                   const std::function<std::byte*(std::size_t)>& output) {
+                   const std::function<void(std::size_t count)>& reserve,
+                   const std::function<void(std::span<const std::byte>)>& append, std::size_t round_bytes) {
   const int ranks = comm.size();
   const std::size_t size = layout.record_size;
   const std::size_t n = records.size() / size;
-  std::vector<int> owner(n);
-  std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
-  for (std::size_t k = 0; k < n; ++k) {
-    owner[k] = dist.owner(index_of(records.data() + k * size, layout.dims).data());
-    ++counts[static_cast<std::size_t>(owner[k])];
-  }
-  std::vector<Bytes> send(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) send[static_cast<std::size_t>(r)].reserve(counts[static_cast<std::size_t>(r)] * size);
-  for (std::size_t k = 0; k < n; ++k) {
-    Bytes& out = send[static_cast<std::size_t>(owner[k])];
-    const std::byte* record = records.data() + k * size;
-    out.insert(out.end(), record, record + size);
+  // Every rank takes part in as many rounds as the rank with the most records needs.
+  const std::size_t per_round = std::max<std::size_t>(1, round_bytes / size);
+  const std::int64_t rounds = std::max<std::int64_t>(
+      1, comm.allreduce(static_cast<std::int64_t>((n + per_round - 1) / per_round), ReduceOp::max));
+  std::vector<std::vector<Bytes>> received(static_cast<std::size_t>(rounds));
+  std::vector<int> owner;
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    const std::size_t lo = std::min(n, static_cast<std::size_t>(round) * per_round), hi = std::min(n, lo + per_round);
+    owner.resize(hi - lo);
+    std::vector<std::size_t> counts(static_cast<std::size_t>(ranks), 0);
+    for (std::size_t k = lo; k < hi; ++k) {
+      owner[k - lo] = dist.owner(index_of(records.data() + k * size, layout.dims).data());
+      ++counts[static_cast<std::size_t>(owner[k - lo])];
+    }
+    std::vector<Bytes> send(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) send[static_cast<std::size_t>(r)].reserve(counts[static_cast<std::size_t>(r)] * size);
+    for (std::size_t k = lo; k < hi; ++k) {
+      Bytes& out = send[static_cast<std::size_t>(owner[k - lo])];
+      const std::byte* record = records.data() + k * size;
+      out.insert(out.end(), record, record + size);
+    }
+    drop_pages(records.data() + lo * size, (hi - lo) * size);  // sent: handed back
+    received[static_cast<std::size_t>(round)] = comm.alltoallv(send);
   }
   free_now(owner);
   release_input();
-  auto received = comm.alltoallv(send);
-  free_now(send);
   std::size_t total = 0;
-  for (const Bytes& part : received) total += part.size() / size;
-  std::byte* out = output(total);
-  for (Bytes& part : received) {
-    if (!part.empty()) std::memcpy(out, part.data(), part.size());
-    out += part.size();
-    free_now(part);
-  }
+  for (const auto& parts : received)
+    for (const Bytes& part : parts) total += part.size() / size;
+  reserve(total);
+  for (int source = 0; source < ranks; ++source)
+    for (auto& parts : received) {
+      Bytes& part = parts[static_cast<std::size_t>(source)];
+      if (!part.empty()) append(part);
+      free_now(part);
+    }
 }
 
 std::int64_t absorb_records(Comm& comm, ThreadPool* pool, const std::vector<std::int64_t>& shape,

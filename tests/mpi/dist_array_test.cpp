@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <map>
 #include <numeric>
 
+#include "strata/detail/free_now.hpp"
 #include "strata/dist_array.hpp"
 #include "test_runtime.hpp"
 
@@ -212,6 +214,50 @@ TEST(DistArray, SparseKeysOfEveryWidthKeepTheirIndices) {
     }
     const auto h = s.histogram(1, 4);
     EXPECT_EQ(std::accumulate(h.begin(), h.end(), std::int64_t{0}), s.nnz()) << label;
+  }
+}
+
+// Routing in rounds (a rank's records sent a slice at a time, so it never holds them,
+// their send buffers and what arrives all at once): whatever the round size, and with
+// ranks that need different numbers of rounds, every rank receives its records grouped
+// by source rank in rank order, each source's in its own order.
+TEST(DistArray, RoutingInRoundsKeepsEverySourcesOrder) {
+  using E = Entry<std::int32_t, 2>;
+  const Shape<2> shape{100, 7};
+  const Distribution dist(Partition::range(0), {shape[0], shape[1]}, rt().size());
+  const detail::RecordLayout layout{2, sizeof(E), offsetof(E, value), sizeof(std::int32_t)};
+  std::vector<E> mine;
+  const std::int64_t count = 1000 + 137 * rt().rank();  // ranks need different numbers of rounds
+  for (std::int64_t k = 0; k < count; ++k)
+    mine.push_back({{(k * 37 + rt().rank()) % shape[0], k % shape[1]}, static_cast<std::int32_t>(rt().rank() * 100000 + k)});
+  auto route = [&](std::size_t round_bytes) {
+    std::vector<E> records = mine;  // routing hands the records' pages back
+    std::vector<E> out;
+    detail::route_records(
+        rt().comm(), dist, layout, std::as_bytes(std::span<const E>(records)), [&] { detail::free_now(records); },
+        [&](std::size_t n) { out.reserve(n); },
+        [&](std::span<const std::byte> piece) {
+          const auto* first = reinterpret_cast<const E*>(piece.data());
+          out.insert(out.end(), first, first + piece.size() / sizeof(E));
+        },
+        round_bytes);
+    return out;
+  };
+  const std::vector<E> whole = route(std::size_t{1} << 30);
+  std::int64_t expected = 0;
+  for (std::int64_t r = 0; r < rt().size(); ++r)
+    for (std::int64_t k = 0; k < 1000 + 137 * r; ++k)
+      expected += dist.owner(Index<2>{(k * 37 + r) % shape[0], k % shape[1]}.data()) == rt().rank();
+  ASSERT_EQ(static_cast<std::int64_t>(whole.size()), expected);
+  for (std::size_t k = 1; k < whole.size(); ++k) ASSERT_LT(whole[k - 1].value, whole[k].value) << "position " << k;
+  for (const auto& e : whole) ASSERT_EQ(dist.owner(e.index.data()), rt().rank());
+  for (const std::size_t round_bytes : {sizeof(E), 7 * sizeof(E), 1000 * sizeof(E)}) {
+    const std::vector<E> rounds = route(round_bytes);
+    ASSERT_EQ(rounds.size(), whole.size()) << round_bytes << " bytes a round";
+    for (std::size_t k = 0; k < whole.size(); ++k) {
+      ASSERT_EQ(rounds[k].index, whole[k].index) << round_bytes << " bytes a round, position " << k;
+      ASSERT_EQ(rounds[k].value, whole[k].value) << round_bytes << " bytes a round, position " << k;
+    }
   }
 }
 

@@ -79,13 +79,19 @@ struct RecordLayout {
   std::size_t value_size = 0;
 };
 
-/// Collective: sends every record to the rank that owns its index under `dist`.
-/// `release_input` runs once the records are packed (loads are memory-bound), then
-/// `output(count)` gives room for the count records received, which are written
-/// grouped by source rank in rank order.
+/// Collective: sends every record to the rank that owns its index under `dist`, in
+/// rounds of at most `round_bytes` of each rank's records, so that a rank holds about
+/// one copy of its share, not its records, the send buffers and what arrives at once
+/// (loads are memory-bound). The records are the caller's to free: their pages are
+/// handed back as they are sent (the caller must not read them again), then
+/// `release_input` runs. The records received go to `append` in pieces (after
+/// `reserve` with their count), grouped by source rank in rank order, each source's
+/// in its order; each piece is freed once appended.
 void route_records(Comm& comm, const Distribution& dist, const RecordLayout& layout,
                    std::span<const std::byte> records, const std::function<void()>& release_input,
-                   const std::function<std::byte*(std::size_t)>& output);
+                   const std::function<void(std::size_t count)>& reserve,
+                   const std::function<void(std::span<const std::byte>)>& append,
+                   std::size_t round_bytes = std::size_t{16} << 20);
 
 /// Adds the value at `from` into the value at `to`; nullptr for element types without +=.
 using AddValue = void (*)(std::byte* to, const std::byte* from);

@@ -41,9 +41,11 @@ std::vector<Entry<T, N>> DistArray<T, N>::route_entries(std::vector<entry_type> 
   detail::route_records(
       rt_->comm(), dist_, record_layout(), std::as_bytes(std::span<const entry_type>(entries)),
       [&] { detail::free_now(entries); },
-      [&](std::size_t n) {
-        out.resize(n);
-        return reinterpret_cast<std::byte*>(out.data());
+      // Grown piece by piece (not value-initialised whole while the pieces are held).
+      [&](std::size_t n) { out.reserve(n); },
+      [&](std::span<const std::byte> piece) {
+        const auto* first = reinterpret_cast<const entry_type*>(piece.data());
+        out.insert(out.end(), first, first + piece.size() / sizeof(entry_type));
       });
   return out;
 }
