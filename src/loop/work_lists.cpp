@@ -86,9 +86,10 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
               (strategy == Strategy::one_d || strategy == Strategy::data_parallel || strategy == Strategy::two_d)
           ? thread_ranges(space, plan.space_bounds, r * T, T)
           : std::vector<std::int64_t>{};
-  auto for_each_range = [&](const std::function<void(std::int64_t, std::int64_t)>& f) {
-    if (ranges.empty()) return f(0, n);
-    rt.pool().run([&](int th) { f(ranges[static_cast<std::size_t>(th)], ranges[static_cast<std::size_t>(th) + 1]); });
+  // f(begin, end, th): positions [begin, end), all of thread th's (-1: every thread's).
+  auto for_each_range = [&](const std::function<void(std::int64_t, std::int64_t, int)>& f) {
+    if (ranges.empty()) return f(0, n, -1);
+    rt.pool().run([&](int th) { f(ranges[static_cast<std::size_t>(th)], ranges[static_cast<std::size_t>(th) + 1], th); });
   };
   // Where a time index falls among the blocks: a table when it is no larger than the
   // iterations, instead of a search per iteration.
@@ -124,7 +125,7 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
   if (strategy == Strategy::two_d && plan.schedule.rounds > 1) {
     const std::int64_t extent = space.shape[t];
     std::vector<std::uint32_t> counts(static_cast<std::size_t>(T * slices * extent), 0);
-    for_each_range([&](std::int64_t begin, std::int64_t end) {  // a thread counts its own slices only
+    for_each_range([&](std::int64_t begin, std::int64_t end, int) {  // a thread counts its own slices only
       std::int64_t buf[4], last_b = -1;
       SpacePart part;
       for (std::int64_t pos = begin; pos < end; ++pos) {
@@ -169,13 +170,18 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
   plan.list_lo.assign(static_cast<std::size_t>(T), std::vector<std::array<std::int64_t, 4>>(static_cast<std::size_t>(steps), no_lo));
   plan.list_hi.assign(static_cast<std::size_t>(T), std::vector<std::array<std::int64_t, 4>>(static_cast<std::size_t>(steps), no_hi));
   plan.thread_positions = !ranges.empty() ? ranges : T == 1 ? std::vector<std::int64_t>{0, n} : std::vector<std::int64_t>{};
-  for_each_range([&](std::int64_t begin, std::int64_t end) {
+  const auto per_thread = static_cast<std::size_t>(steps);
+  for_each_range([&](std::int64_t begin, std::int64_t end, int range_thread) {
     std::int64_t buf[4];
     std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
     int dealt_round = 0;
     SpacePart part;
-    std::vector<std::size_t> count(lists, 0);
-    std::vector<std::array<std::int64_t, 4>> lo(lists, no_lo), hi(lists, no_hi);
+    // The lists this range fills: its thread's only (sized so, not by every thread's:
+    // many threads with many steps each would multiply the two).
+    const std::size_t first = range_thread < 0 ? 0 : static_cast<std::size_t>(range_thread) * per_thread;
+    const std::size_t mine = range_thread < 0 ? lists : per_thread;
+    std::vector<std::size_t> count(mine, 0);
+    std::vector<std::array<std::int64_t, 4>> lo(mine, no_lo), hi(mine, no_hi);
     for (std::int64_t pos = begin; pos < end; ++pos) {
       const std::int64_t* i = index_of(pos, buf);
       int thread = 0, step = 0;
@@ -210,25 +216,26 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
       const std::size_t list = static_cast<std::size_t>(thread) * static_cast<std::size_t>(steps) +
                                static_cast<std::size_t>(step);
       set_list(pos, list);
-      ++count[list];
+      const std::size_t at = list - first;  // within this range's lists (the checks above)
+      ++count[at];
       for (std::size_t d = 0; d < dims; ++d) {
-        lo[list][d] = std::min(lo[list][d], i[d]);
-        hi[list][d] = std::max(hi[list][d], i[d]);
+        lo[at][d] = std::min(lo[at][d], i[d]);
+        hi[at][d] = std::max(hi[at][d], i[d]);
       }
     }
-    const auto per_thread = static_cast<std::size_t>(steps);
-    for (std::size_t l = 0; l < lists; ++l)
-      if (count[l] > 0) {
-        plan.list_sizes[l / per_thread][l % per_thread] = static_cast<std::uint32_t>(count[l]);
-        plan.list_lo[l / per_thread][l % per_thread] = lo[l];
-        plan.list_hi[l / per_thread][l % per_thread] = hi[l];
+    for (std::size_t at = 0; at < mine; ++at)
+      if (count[at] > 0) {
+        const std::size_t l = first + at;
+        plan.list_sizes[l / per_thread][l % per_thread] = static_cast<std::uint32_t>(count[at]);
+        plan.list_lo[l / per_thread][l % per_thread] = lo[at];
+        plan.list_hi[l / per_thread][l % per_thread] = hi[at];
       }
     if (!list_positions) return;
     auto list_named = [&](std::size_t list) -> std::vector<std::uint32_t>& {
       return plan.work[list / per_thread][list % per_thread];
     };
-    for (std::size_t l = 0; l < lists; ++l)
-      if (count[l] > 0) list_named(l).reserve(count[l]);
+    for (std::size_t at = 0; at < mine; ++at)
+      if (count[at] > 0) list_named(first + at).reserve(count[at]);
     for (std::int64_t pos = begin; pos < end; ++pos) list_named(list_at(pos)).push_back(static_cast<std::uint32_t>(pos));
   });
   plan.positions_dropped = !list_positions;
