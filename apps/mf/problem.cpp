@@ -92,9 +92,7 @@ void split(Problem& p, std::vector<Rating> all, double holdout, std::uint64_t se
 std::vector<Rating> to_ratings(Runtime& rt, std::vector<Entry<float, 2>>& entries) {
   std::vector<Rating> ratings;
   ratings.reserve(entries.size());
-  constexpr std::size_t kSlice = (std::size_t{16} << 20) / sizeof(Entry<float, 2>);
-  for (std::size_t from = 0; from < entries.size(); from += kSlice) {
-    const std::size_t to = std::min(entries.size(), from + kSlice);
+  auto convert = [&](std::size_t from, std::size_t to) {
     ratings.resize(to);  // within the reservation: no copy
     for_ranges(&rt.pool(), to - from, [&](std::size_t begin, std::size_t end, int) {
       for (std::size_t k = from + begin; k < from + end; ++k) {
@@ -102,8 +100,8 @@ std::vector<Rating> to_ratings(Runtime& rt, std::vector<Entry<float, 2>>& entrie
         ratings[k] = {static_cast<std::int32_t>(e.index[0]), static_cast<std::int32_t>(e.index[1]), e.value};
       }
     });
-    strata::detail::drop_pages(entries.data() + from, (to - from) * sizeof(Entry<float, 2>));
-  }
+  };
+  strata::detail::read_then_drop(entries.data(), 0, entries.size(), convert, std::size_t{16} << 20);
   strata::detail::free_now(entries);
   return ratings;
 }

@@ -41,16 +41,16 @@ DistArray<float, 2> rating_array(Runtime& rt, const Problem& p, const std::vecto
   mine.reserve(static_cast<std::size_t>(last - first));
   // Ratings this program owns are handed back as they are read: the entries (twice
   // their size) and the ratings are not both held whole.
-  constexpr std::int64_t kSlice = (std::int64_t{8} << 20) / sizeof(Rating);
-  for (std::int64_t from = first; from < last; from += kSlice) {
-    const std::int64_t to = std::min(last, from + kSlice);
-    for (std::int64_t k = from; k < to; ++k) {
-      const Rating& x = all[static_cast<std::size_t>(k)];
-      mine.push_back({Index<2>{x.user, x.item}, x.value});
-    }
-    if (release) strata::detail::drop_pages(all.data() + from, static_cast<std::size_t>(to - from) * sizeof(Rating));
+  auto make_entries = [&](std::size_t from, std::size_t to) {
+    for (std::size_t k = from; k < to; ++k) mine.push_back({Index<2>{all[k].user, all[k].item}, all[k].value});
+  };
+  const auto [from, to] = std::pair(static_cast<std::size_t>(first), static_cast<std::size_t>(last));
+  if (release) {
+    strata::detail::read_then_drop(all.data(), from, to, make_entries);
+    std::vector<Rating>().swap(*release);
+  } else {
+    make_entries(from, to);
   }
-  if (release) std::vector<Rating>().swap(*release);
   auto a = DistArray<float, 2>::sparse(rt, {p.users, p.items}, std::move(mine), Duplicates::error, partition);
   a.set_name(name);
   return a;

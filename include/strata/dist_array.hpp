@@ -312,7 +312,6 @@ class DistArray : public detail::ArrayBase {
   // Duplicates::sum's addition, for element types that have +=; nullptr otherwise.
   static detail::AddValue add_value();
 
-
   detail::CheckpointManifest checkpoint_manifest(const std::string& type_tag, const std::string& label) const {
     return detail::array_manifest(valid(), sizeof(T), type_tag, shape_vector(), sparse_, dist_, nnz(), label);
   }

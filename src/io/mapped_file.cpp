@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "io/mapped_file_guard.hpp"
+#include "strata/detail/free_now.hpp"
 #include "strata/error.hpp"
 
 namespace strata::io {
@@ -73,12 +74,7 @@ void MappedFile::check_unchanged() const {
 }
 
 void MappedFile::release(std::size_t begin, std::size_t end) const {
-  if (!data_ || end <= begin) return;
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto base = reinterpret_cast<std::uintptr_t>(data_);
-  // Whole pages only: the pages at either end hold bytes of a neighbouring range.
-  const std::uintptr_t first = (base + begin + page - 1) / page * page, last = (base + end) / page * page;
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (data_ && end > begin) strata::detail::drop_pages(data_ + begin, end - begin);
 }
 
 std::pair<std::size_t, std::size_t> snap_to_lines(std::string_view text, std::size_t begin, std::size_t end,

@@ -125,11 +125,6 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   if (plan->split) {
     plan->split->arrange(plan->work);
     strata::detail::free_now(plan->list_of_position);  // arranged out of position order
-    // The lists changed: their sizes again, and bounds found when packing.
-    for (std::size_t th = 0; th < plan->work.size(); ++th)
-      for (std::size_t st = 0; st < plan->work[th].size(); ++st)
-        plan->list_sizes[th][st] = static_cast<std::uint32_t>(plan->work[th][st].size());
-    plan->list_lo.clear(), plan->list_hi.clear();
   }
   if (strategy != Strategy::groups) {
     std::int64_t most = 0;

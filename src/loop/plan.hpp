@@ -110,8 +110,9 @@ struct Plan {
   /// its positions are held: where they would be let go at once after packing,
   /// fill_work_lists never lists them, and packing reads list_of_position instead.
   std::vector<std::vector<std::uint32_t>> list_sizes;
-  /// Per thread, per step: the smallest and largest subscripts (per dimension) of the
-  /// list's iterations, from fill_work_lists (what narrow records are counted from).
+  /// Per thread, per step, until packing: the smallest and largest subscripts (per
+  /// dimension) of the list's iterations, from fill_work_lists (the lo become
+  /// packed_base where the lists fit narrow records).
   std::vector<std::vector<std::array<std::int64_t, 4>>> list_lo, list_hi;
   /// Per thread of this rank: the first of its positions and one past its last
   /// (T + 1 values), where each thread's positions are contiguous; empty otherwise.

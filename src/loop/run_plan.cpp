@@ -81,63 +81,26 @@ Records records_of(const LoopBody& body, const Plan& plan) {
 }
 
 // Whether every list of every thread spans at most 2^16 indices in each dimension,
-// and each list's smallest subscripts (per dimension) in packed_base. A 2-D plan's
-// lists are its blocks: mf's 10M ratings at 2 workers span some 25,000 users and
-// 900 items per list, so its records shrink from 16 bytes to 8.
-bool lists_fit_narrow(const SpaceView& space, Plan& plan, const std::vector<std::uint16_t>& list_of) {
+// from the bounds fill_work_lists found; if so they become packed_base, what each
+// list's narrow subscripts count from. A 2-D plan's lists are its blocks: mf's 10M
+// ratings at 2 workers span some 25,000 users and 900 items per list, so its records
+// shrink from 16 bytes to 8.
+bool lists_fit_narrow(const SpaceView& space, Plan& plan) {
   const auto dims = static_cast<std::size_t>(space.dims);
-  if (plan.list_lo.size() == plan.work.size()) {  // the bounds fill_work_lists found
-    bool fits = true;
-    for (std::size_t th = 0; th < plan.work.size(); ++th)
-      for (std::size_t step = 0; step < plan.list_lo[th].size(); ++step)
-        for (std::size_t d = 0; d < dims && plan.list_sizes[th][step] > 0; ++d)
-          fits = fits && plan.list_hi[th][step][d] - plan.list_lo[th][step][d] <= UINT16_MAX;
-    if (!fits) return false;
-    plan.packed_base = plan.list_lo;
+  bool fits = true;
+  for (std::size_t th = 0; th < plan.list_lo.size(); ++th)
+    for (std::size_t step = 0; step < plan.list_lo[th].size(); ++step)
+      for (std::size_t d = 0; d < dims && plan.list_sizes[th][step] > 0; ++d)
+        fits = fits && plan.list_hi[th][step][d] - plan.list_lo[th][step][d] <= UINT16_MAX;
+  if (fits) {
+    plan.packed_base = std::move(plan.list_lo);
     for (auto& lists : plan.packed_base)
-      for (auto& b : lists)
-        for (auto& v : b) v = v == INT64_MAX ? 0 : v;
-    return true;
+      for (auto& base : lists)
+        for (auto& v : base) v = v == INT64_MAX ? 0 : v;  // an empty list's
   }
-  plan.packed_base.assign(plan.work.size(), {});
-  std::vector<char> fits(plan.work.size(), 1);
-  const bool in_order = list_of.size() == static_cast<std::size_t>(space.local_nnz);
-  space.rt->pool().run([&](int thread) {
-    const auto th = static_cast<std::size_t>(thread);
-    const auto& lists = plan.work[th];
-    std::vector<std::array<std::int64_t, 4>> lo(lists.size()), hi(lists.size());
-    for (auto& b : lo) b.fill(INT64_MAX);
-    for (auto& b : hi) b.fill(INT64_MIN);
-    std::int64_t buf[4];
-    auto widen = [&](std::size_t step, std::uint32_t pos) {
-      const std::int64_t* at = buf;
-      if (space.sparse) space.keys.get(pos, buf);
-      else index_at(space, pos, buf);
-      for (std::size_t d = 0; d < dims; ++d) {
-        lo[step][d] = std::min(lo[step][d], at[d]);
-        hi[step][d] = std::max(hi[step][d], at[d]);
-      }
-    };
-    if (in_order) {  // one pass over the positions in order, as packing reads them
-      const std::size_t first = th * lists.size();
-      for (std::size_t pos = 0; pos < list_of.size(); ++pos) {
-        const std::size_t step = list_of[pos] - first;
-        if (step < lists.size()) widen(step, static_cast<std::uint32_t>(pos));
-      }
-    } else {
-      for (std::size_t step = 0; step < lists.size(); ++step)
-        for (const std::uint32_t pos : lists[step]) widen(step, pos);
-    }
-    for (std::size_t step = 0; step < lists.size(); ++step)
-      for (std::size_t d = 0; d < dims && !lists[step].empty(); ++d)
-        if (hi[step][d] - lo[step][d] > UINT16_MAX) fits[th] = 0;
-    for (auto& b : lo)
-      for (auto& v : b) v = v == INT64_MAX ? 0 : v;
-    plan.packed_base[th] = std::move(lo);
-  });
-  const bool all = std::all_of(fits.begin(), fits.end(), [](char f) { return f != 0; });
-  if (!all) plan.packed_base.clear();
-  return all;
+  strata::detail::free_now(plan.list_lo);
+  strata::detail::free_now(plan.list_hi);
+  return fits;
 }
 
 // Work records are streamed in block order. A body that takes the element by value
@@ -151,7 +114,7 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
                                      [](std::int64_t extent) { return extent <= INT32_MAX; });
   STRATA_CHECK(static_cast<int>(plan.work.size()) == space.rt->threads(), "a plan's work lists are per thread");
   const std::vector<std::uint16_t>& list_of = plan.list_of_position;
-  plan.narrow_records = body.narrow_record_size > 0 && lists_fit_narrow(space, plan, list_of);
+  plan.narrow_records = body.narrow_record_size > 0 && lists_fit_narrow(space, plan);
   const bool compact = plan.compact_records, narrow = plan.narrow_records;
   const Records layout = records_of(body, plan);
   const std::size_t rs = layout.size, vo = layout.value_offset, es = space.elem_size;

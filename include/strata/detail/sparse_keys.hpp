@@ -26,11 +26,9 @@ class SparseKeys {
     column().get(static_cast<std::int64_t>(k), i.data());
     return i;
   }
-  Index<N> front() const { return (*this)[0]; }
-  Index<N> back() const { return (*this)[size_ - 1]; }
 
   /// Room for `n` keys (the old ones are gone), written by the engine through the
-  /// returned bytes at width() bytes a subscript.
+  /// returned bytes at key_width_for(shape) bytes a subscript.
   std::byte* allocate(std::size_t n) {
     release();
     bytes_.resize(n * N * static_cast<std::size_t>(width_));
@@ -42,7 +40,6 @@ class SparseKeys {
     std::vector<std::byte>().swap(bytes_);
     size_ = 0;
   }
-  int width() const { return width_; }
   KeyColumn column() const { return {bytes_.data(), static_cast<std::int64_t>(size_), static_cast<int>(N), width_}; }
 
   /// The position of `i`, or -1 when it is not stored.
@@ -50,13 +47,6 @@ class SparseKeys {
     const KeyColumn c = column();
     const std::int64_t at = c.lower_bound(i.data());
     return at < c.size && c.equals(at, i.data()) ? at : -1;
-  }
-
-  /// Every key as 8-byte subscripts (the checkpoint format, whatever the width here).
-  std::vector<Index<N>> widened() const {
-    std::vector<Index<N>> out(size_);
-    for (std::size_t k = 0; k < size_; ++k) out[k] = (*this)[k];
-    return out;
   }
 
   class const_iterator {
