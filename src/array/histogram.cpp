@@ -18,15 +18,33 @@ struct Binning {
 }  // namespace
 
 std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, const std::vector<std::int64_t>& shape,
-                                            int dim, std::int64_t bins) {
+                                            int dim, std::int64_t bins, ThreadPool* pool) {
   const Binning b{shape[static_cast<std::size_t>(dim)], bins};
   std::vector<std::int64_t> h(b.count(), 0);
-  // One loop per width, so that neither pays a test per key.
-  auto count = [&](const auto* subscripts) {
-    for (std::int64_t k = 0; k < keys.size; ++k) ++h[b.of(subscripts[k * keys.dims + dim])];
+  // Keys [from, to) counted into `into`; one loop per width, so that neither pays a
+  // test per key.
+  auto count = [&](std::int64_t from, std::int64_t to, std::vector<std::int64_t>& into) {
+    auto by = [&](const auto* subscripts) {
+      for (std::int64_t k = from; k < to; ++k) ++into[b.of(subscripts[k * keys.dims + dim])];
+    };
+    if (keys.width == 4) by(reinterpret_cast<const std::int32_t*>(keys.data));
+    else by(reinterpret_cast<const std::int64_t*>(keys.data));
   };
-  if (keys.width == 4) count(reinterpret_cast<const std::int32_t*>(keys.data));
-  else count(reinterpret_cast<const std::int64_t*>(keys.data));
+  // Threads pay for their own histograms (zeroed, then summed) only on many keys.
+  constexpr std::int64_t kThreadedFrom = std::int64_t{1} << 20;
+  if (pool && pool->size() > 1 && keys.size >= kThreadedFrom) {
+    std::vector<std::vector<std::int64_t>> part(static_cast<std::size_t>(pool->size() - 1));
+    pool->run_ranges(keys.size, [&](std::int64_t from, std::int64_t to, int th) {
+      if (th == 0) return count(from, to, h);
+      auto& mine = part[static_cast<std::size_t>(th - 1)];
+      mine.assign(h.size(), 0);
+      count(from, to, mine);
+    });
+    for (const auto& p : part)
+      for (std::size_t i = 0; i < p.size(); ++i) h[i] += p[i];
+  } else {
+    count(0, keys.size, h);
+  }
   comm.allreduce(std::span(h), ReduceOp::sum);
   return h;
 }

@@ -1,5 +1,7 @@
 // Plan cache keys and validity: which loop call a cached plan belongs to, whether it
 // still fits the loop's arrays, and how large a reconnaissance sample to take.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
@@ -42,8 +44,12 @@ int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
   // A sample of 1 in 16 still has 1,024 iterations at the threshold, in 128 runs
   // spread over the space (reconnoitre.cpp): enough to meet every access site a body
   // has in practice; the first run checks the rest. Below it a full pass is cheap.
-  constexpr std::int64_t kSampleFrom = std::int64_t{1} << 14;
-  return iterations >= kSampleFrom ? 16 : 1;
+  // Above 2^22 iterations the sample stays near 2^18 iterations (64 or more runs):
+  // what it must find (the access sites and the form of each subscript) does not
+  // grow with the loop, and its cost is part of the first call's (docs/loops.md).
+  constexpr std::int64_t kSampleFrom = std::int64_t{1} << 14, kSampleAtMost = std::int64_t{1} << 18;
+  if (iterations < kSampleFrom) return 1;
+  return static_cast<int>(std::max<std::int64_t>(16, (iterations + kSampleAtMost - 1) / kSampleAtMost));
 }
 
 std::uint64_t next_plan_serial() {

@@ -92,7 +92,7 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
   if (!plan->go_serial.empty()) return run_serially(space, body, options, where, plan->go_serial);
   const auto call_start = std::chrono::steady_clock::now();
   for (int attempt = 0;; ++attempt) {
-    strata::detail::RunSnapshot before(changed_by(*plan, space, body));
+    strata::detail::RunSnapshot before(changed_by(*plan, space, body), &rt.pool());
     std::string failure = run_plan(space, body, *plan, options, true);
     if (failure.empty()) {
       ++plan->revalidated_runs;
@@ -184,7 +184,7 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
   std::shared_ptr<Plan> plan = cached_plan(space, body, options, where);
   if (!plan->verified) {
     pack_ahead(space, body, *plan);
-    strata::detail::RunSnapshot before(changed_by(*plan, space, body));
+    strata::detail::RunSnapshot before(changed_by(*plan, space, body), &rt.pool());
     std::string failure = run_plan(space, body, *plan, options, true);
     if (failure.empty()) {
       plan->verified = true;

@@ -132,8 +132,9 @@ struct Plan {
   /// Until the records are packed: each local iteration's list (thread x steps + step),
   /// by position, when every list is in position order and there are at most 2^16
   /// lists (fill_work_lists), so that packing reads the iterations in order; empty
-  /// otherwise.
-  std::vector<std::uint16_t> list_of_position;
+  /// otherwise. Not zeroed when sized: filling writes every position, each thread
+  /// its own (and takes its own pages' first touch).
+  std::vector<std::uint16_t, UninitialisedAllocator<std::uint16_t>> list_of_position;
   /// Fingerprint of the iteration space's values when the copies in `packed` were made.
   std::uint64_t packed_fingerprint = 0;
   std::int64_t groups = 0;

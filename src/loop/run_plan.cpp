@@ -13,6 +13,7 @@
 
 #include "strata/detail/free_now.hpp"
 #include "loop/checked.hpp"
+#include "loop/index_reader.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/relaxed_run.hpp"
 #include "loop/run_claims.hpp"
@@ -113,7 +114,7 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
   plan.compact_records = std::all_of(space.shape.begin(), space.shape.end(),
                                      [](std::int64_t extent) { return extent <= INT32_MAX; });
   STRATA_CHECK(static_cast<int>(plan.work.size()) == space.rt->threads(), "a plan's work lists are per thread");
-  const std::vector<std::uint16_t>& list_of = plan.list_of_position;
+  const auto& list_of = plan.list_of_position;
   plan.narrow_records = body.narrow_record_size > 0 && lists_fit_narrow(space, plan);
   const bool compact = plan.compact_records, narrow = plan.narrow_records;
   const Records layout = records_of(body, plan);
@@ -123,56 +124,56 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
   plan.packed.resize(plan.work.size());
   const bool in_order = list_of.size() == static_cast<std::size_t>(space.local_nnz);
   space.rt->pool().run([&](int thread) {
-    const auto th = static_cast<std::size_t>(thread);
-    std::int64_t index[4];
-    auto pack = [&](std::byte* rec, std::uint32_t pos, std::size_t step) {
-      const std::int64_t* at = index;
-      if (space.sparse) space.keys.get(pos, index);
-      else index_at(space, pos, index);
-      if (narrow) {
-        const auto& base = plan.packed_base[th][step];
-        std::uint16_t offset[4];
-        for (std::size_t d = 0; d < dims; ++d) offset[d] = static_cast<std::uint16_t>(at[d] - base[d]);
-        std::memcpy(rec, offset, dims * sizeof(std::uint16_t));
-      } else if (compact) {
-        std::int32_t narrow32[4];
-        for (std::size_t d = 0; d < dims; ++d) narrow32[d] = static_cast<std::int32_t>(at[d]);
-        copy_field(rec, narrow32, dims * sizeof(std::int32_t));
-      } else {
-        copy_field(rec, at, index_bytes);
+    with_index_reader(space, [&](const auto index_of) {
+      const auto th = static_cast<std::size_t>(thread);
+      std::int64_t buf[4];
+      auto pack = [&](std::byte* rec, std::uint32_t pos, std::size_t step) {
+        const std::int64_t* at = index_of(pos, buf);
+        if (narrow) {
+          const auto& base = plan.packed_base[th][step];
+          std::uint16_t offset[4];
+          for (std::size_t d = 0; d < index_of.dims; ++d) offset[d] = static_cast<std::uint16_t>(at[d] - base[d]);
+          std::memcpy(rec, offset, index_of.dims * sizeof(std::uint16_t));
+        } else if (compact) {
+          std::int32_t narrow32[4];
+          for (std::size_t d = 0; d < index_of.dims; ++d) narrow32[d] = static_cast<std::int32_t>(at[d]);
+          copy_field(rec, narrow32, index_of.dims * sizeof(std::int32_t));
+        } else {
+          copy_field(rec, at, index_bytes);
+        }
+        std::byte* value = space.values + static_cast<std::size_t>(pos) * es;
+        if (body.reads_only) copy_field(rec + vo, value, es);
+        else std::memcpy(rec + vo, &value, sizeof value);
+      };
+      const auto& lists = plan.work[th];
+      const auto& sizes = plan.list_sizes[th];
+      auto& out = plan.packed[th];
+      for (const auto size : sizes) out.emplace_back(size * rs);
+      if (!in_order) {
+        for (std::size_t step = 0; step < lists.size(); ++step) {
+          std::byte* rec = out[step].data();
+          for (const std::uint32_t pos : lists[step]) pack(rec, pos, step), rec += rs;
+        }
+        return;
       }
-      std::byte* value = space.values + static_cast<std::size_t>(pos) * es;
-      if (body.reads_only) copy_field(rec + vo, value, es);
-      else std::memcpy(rec + vo, &value, sizeof value);
-    };
-    const auto& lists = plan.work[th];
-    const auto& sizes = plan.list_sizes[th];
-    auto& out = plan.packed[th];
-    for (const auto size : sizes) out.emplace_back(size * rs);
-    if (!in_order) {
-      for (std::size_t step = 0; step < lists.size(); ++step) {
-        std::byte* rec = out[step].data();
-        for (const std::uint32_t pos : lists[step]) pack(rec, pos, step), rec += rs;
+      // Every list in position order: one pass over the thread's positions reads the
+      // keys and values in order (read list by list, they were a strided gather). The
+      // lists themselves may never have been listed (plan.positions_dropped).
+      std::vector<std::byte*> cursor;
+      for (std::size_t step = 0; step < sizes.size(); ++step) cursor.push_back(out[step].data());
+      std::size_t lo = 0, hi = list_of.size();  // the positions to read: [lo, hi)
+      if (!plan.thread_positions.empty()) {
+        lo = static_cast<std::size_t>(plan.thread_positions[th]);
+        hi = static_cast<std::size_t>(plan.thread_positions[th + 1]);
       }
-      return;
-    }
-    // Every list in position order: one pass over the thread's positions reads the
-    // keys and values in order (read list by list, they were a strided gather). The
-    // lists themselves may never have been listed (plan.positions_dropped).
-    std::vector<std::byte*> cursor;
-    for (std::size_t step = 0; step < sizes.size(); ++step) cursor.push_back(out[step].data());
-    std::size_t lo = 0, hi = list_of.size();  // the positions to read: [lo, hi)
-    if (!plan.thread_positions.empty()) {
-      lo = static_cast<std::size_t>(plan.thread_positions[th]);
-      hi = static_cast<std::size_t>(plan.thread_positions[th + 1]);
-    }
-    const std::size_t first = th * sizes.size();
-    for (std::size_t pos = lo; pos < hi; ++pos) {
-      const std::size_t step = list_of[pos] - first;
-      if (step >= sizes.size()) continue;  // another thread's (wrapped below `first` too)
-      pack(cursor[step], static_cast<std::uint32_t>(pos), step);
-      cursor[step] += rs;
-    }
+      const std::size_t first = th * sizes.size();
+      for (std::size_t pos = lo; pos < hi; ++pos) {
+        const std::size_t step = list_of[pos] - first;
+        if (step >= sizes.size()) continue;  // another thread's (wrapped below `first` too)
+        pack(cursor[step], static_cast<std::uint32_t>(pos), step);
+        cursor[step] += rs;
+      }
+    });
   });
   strata::detail::free_now(plan.list_of_position);
   plan.record_size = rs;

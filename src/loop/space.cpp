@@ -38,7 +38,7 @@ std::byte* locate(const SpaceView& space, const std::int64_t* index) {
 }
 
 std::vector<std::int64_t> histogram(const SpaceView& space, int d) {
-  return space.sparse ? strata::detail::histogram_of_keys(space.rt->comm(), space.keys, space.shape, d, 0)
+  return space.sparse ? strata::detail::histogram_of_keys(space.rt->comm(), space.keys, space.shape, d, 0, &space.rt->pool())
                       : strata::detail::histogram_of_box(space.rt->comm(), *space.box, space.shape, d, 0);
 }
 

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "strata/detail/free_now.hpp"
+#include "strata/detail/histogram.hpp"
 #include "strata/dist_array.hpp"
 #include "test_runtime.hpp"
 
@@ -163,6 +164,32 @@ TEST(DistArray, SparseRepartitionAndRandomizeKeepEveryEntry) {
   const auto binned = s.histogram(0, 10);
   ASSERT_EQ(binned.size(), 10u);
   EXPECT_EQ(std::accumulate(binned.begin(), binned.end(), std::int64_t{0}), 3000);
+}
+
+// The planner counts the keys of large spaces on the runtime's threads, each into a
+// histogram of its own: the sums equal one thread's count for both key widths, per
+// index and binned.
+TEST(DistArray, HistogramsCountedByThreadsEqualOneThreadsCount) {
+  const std::int64_t n = (std::int64_t{1} << 20) + 37;  // above the threaded threshold
+  const std::vector<std::int64_t> shape{5000, 300};
+  std::vector<std::int32_t> narrow;
+  std::vector<std::int64_t> wide;
+  RandomStream rs(41);
+  for (std::int64_t k = 0; k < n; ++k) {
+    const auto i = static_cast<std::int64_t>(rs.below(5000)), j = static_cast<std::int64_t>(rs.below(300));
+    narrow.push_back(static_cast<std::int32_t>(i)), narrow.push_back(static_cast<std::int32_t>(j));
+    wide.push_back(i), wide.push_back(j);
+  }
+  const detail::KeyColumn keys4{reinterpret_cast<const std::byte*>(narrow.data()), n, 2, 4};
+  const detail::KeyColumn keys8{reinterpret_cast<const std::byte*>(wide.data()), n, 2, 8};
+  for (const auto& keys : {keys4, keys8})
+    for (int dim = 0; dim < 2; ++dim)
+      for (const std::int64_t bins : {std::int64_t{0}, std::int64_t{7}}) {
+        const auto one = detail::histogram_of_keys(rt().comm(), keys, shape, dim, bins);
+        const auto threaded = detail::histogram_of_keys(rt().comm(), keys, shape, dim, bins, &rt().pool());
+        EXPECT_EQ(threaded, one) << "width " << keys.width << ", dimension " << dim << ", bins " << bins;
+        EXPECT_EQ(std::accumulate(one.begin(), one.end(), std::int64_t{0}), n * rt().size());
+      }
 }
 
 // Sparse keys are stored with 4-byte subscripts where every extent fits in 32 bits and

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "strata/loop/parallel_for.hpp"
+#include "strata/loop/undo.hpp"
 #include "test_runtime.hpp"
 #include "unsampled.hpp"
 
@@ -79,8 +80,7 @@ TEST(Speculation, SampledPlanThatHoldsIsKept) {
 // that fails is undone and planned from a full pass (y[0] written by two iterations:
 // conflict groups); one that holds is kept. Either way the result is that of the
 // final plan's equivalent order.
-void run_unsampled_write(bool unseen) {
-  const std::int64_t n = 6000;
+void run_unsampled_write(bool unseen, std::int64_t n = 6000) {
   const int stride = 8;
   auto x = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 0.25 * static_cast<double>(i[0] % 13); },
                                           Partition::range(0));
@@ -133,6 +133,38 @@ void run_unsampled_write(bool unseen) {
 TEST(Speculation, SampledPlanThatFailsIsUndoneAndReplanned) { run_unsampled_write(false); }
 
 TEST(Speculation, AnArrayTheSampleNeverSawFailsThePlanOnEveryLayout) { run_unsampled_write(true); }
+
+// Large arrays are saved and put back by the runtime's threads, each a share.
+TEST(Speculation, AnUndoneRunOfLargeArraysPutsEveryByteBack) { run_unsampled_write(true, 700000); }
+
+TEST(Speculation, ASnapshotCopiedByThreadsRestoresEveryByte) {
+  const std::int64_t n = (std::int64_t{1} << 20) + 3;  // 8 MB of doubles: above the threaded copy's threshold
+  auto a = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 0.5 * static_cast<double>(i[0]); });
+  const std::vector<double> before = a.gather();
+  detail::RunSnapshot saved({&a}, &rt().pool());
+  a.for_each_local([](const Index<1>&, double& v) { v = -v - 1.0; });
+  ASSERT_NE(a.gather(), before);
+  saved.restore();
+  EXPECT_EQ(a.gather(), before);
+  EXPECT_EQ(saved.bytes(), a.local_values().size() * sizeof(double));
+}
+
+// The sample of a large loop stays near 2^18 iterations; smaller loops keep 1 in 16,
+// and the smallest are reconnoitred whole. A stride set in the options wins.
+TEST(Speculation, LargeLoopsSampleABoundedNumberOfIterations) {
+  using loop::detail::recon_stride_for;
+  const LoopOptions automatic;
+  EXPECT_EQ(recon_stride_for((1 << 14) - 1, automatic), 1);
+  EXPECT_EQ(recon_stride_for(1 << 14, automatic), 16);
+  EXPECT_EQ(recon_stride_for(std::int64_t{1} << 22, automatic), 16);
+  EXPECT_EQ(recon_stride_for(10'000'000, automatic), 39);  // mf's 10M ratings: 256,411 sampled
+  EXPECT_EQ(recon_stride_for(std::int64_t{1} << 30, automatic), 4096);
+  for (const std::int64_t n : {std::int64_t{5'000'000}, std::int64_t{123'456'789}, std::int64_t{1} << 33})
+    EXPECT_LE(n / recon_stride_for(n, automatic), std::int64_t{1} << 18) << n;
+  LoopOptions set;
+  set.recon_stride = 3;
+  EXPECT_EQ(recon_stride_for(10'000'000, set), 3);
+}
 
 // The first run lets through in place what only the running worker can touch: an
 // unsampled iteration that writes its neighbour's element (the same worker's rows)

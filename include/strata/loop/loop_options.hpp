@@ -47,8 +47,9 @@ struct LoopOptions {
   /// The reconnaissance pass visits every recon_stride-th iteration only, and the
   /// first run checks every access of every iteration against the plan built from
   /// that sample: if one does not fit, the run is undone and the loop re-planned from
-  /// a full pass. 1 = a full reconnaissance pass; 0 = automatic: 16 for loops of at
-  /// least 2^20 iterations, otherwise 1.
+  /// a full pass. 1 = a full reconnaissance pass; 0 = automatic: 1 below 2^14
+  /// iterations, otherwise 16 or, above 2^22 iterations, enough that about 2^18
+  /// iterations are sampled.
   int recon_stride = 0;
   /// 0: each worker visits its iterations of a block in key order. Otherwise the
   /// order inside each block is a random permutation drawn from this seed (the same

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "strata/detail/array_base.hpp"
+#include "strata/thread_pool.hpp"
 
 namespace strata::detail {
 
@@ -34,8 +36,9 @@ class UndoableState {
 class RunSnapshot {
  public:
   /// Saves the local values of `arrays` (nullptr entries are skipped) and every
-  /// UndoableState.
-  explicit RunSnapshot(const std::vector<ArrayBase*>& arrays);
+  /// UndoableState. With a `pool`, its threads copy shares of the values (the caller
+  /// must not be one of its tasks).
+  explicit RunSnapshot(const std::vector<ArrayBase*>& arrays, ThreadPool* pool = nullptr);
   /// Puts every saved value back. The arrays must have their structure of the time
   /// of the snapshot (a run changes values only).
   void restore();
@@ -44,9 +47,11 @@ class RunSnapshot {
  private:
   struct Saved {
     ArrayBase* array;
-    std::vector<std::byte> values;
+    std::unique_ptr<std::byte[]> values;  // not zeroed first: every byte is copied
+    std::size_t size;
   };
   std::vector<Saved> saved_;
+  ThreadPool* pool_;
 };
 
 }  // namespace strata::detail
