@@ -15,6 +15,8 @@ struct Binning {
   }
 };
 
+int pool_size(const ThreadPool* pool) { return pool ? pool->size() : 1; }
+
 }  // namespace
 
 std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, const std::vector<std::int64_t>& shape,
@@ -30,9 +32,12 @@ std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, c
     if (keys.width == 4) by(reinterpret_cast<const std::int32_t*>(keys.data));
     else by(reinterpret_cast<const std::int64_t*>(keys.data));
   };
-  // Threads pay for their own histograms (zeroed, then summed) only on many keys.
+  // Threads pay for their own histograms (zeroed, then summed) only on many keys,
+  // and only where those histograms are small beside the keys (an extent of 2^32
+  // with few keys would cost each thread more than the count).
   constexpr std::int64_t kThreadedFrom = std::int64_t{1} << 20;
-  if (pool && pool->size() > 1 && keys.size >= kThreadedFrom) {
+  const auto counters = static_cast<std::int64_t>(h.size()) * pool_size(pool);
+  if (pool && pool->size() > 1 && keys.size >= kThreadedFrom && counters <= keys.size) {
     std::vector<std::vector<std::int64_t>> part(static_cast<std::size_t>(pool->size() - 1));
     pool->run_ranges(keys.size, [&](std::int64_t from, std::int64_t to, int th) {
       if (th == 0) return count(from, to, h);

@@ -1,6 +1,7 @@
 // Plan cache keys and validity: which loop call a cached plan belongs to, whether it
 // still fits the loop's arrays, and how large a reconnaissance sample to take.
 #include <algorithm>
+#include <climits>
 
 #include <fmt/format.h>
 
@@ -49,7 +50,8 @@ int recon_stride_for(std::int64_t iterations, const LoopOptions& options) {
   // grow with the loop, and its cost is part of the first call's (docs/loops.md).
   constexpr std::int64_t kSampleFrom = std::int64_t{1} << 14, kSampleAtMost = std::int64_t{1} << 18;
   if (iterations < kSampleFrom) return 1;
-  return static_cast<int>(std::max<std::int64_t>(16, (iterations + kSampleAtMost - 1) / kSampleAtMost));
+  const std::int64_t stride = std::max<std::int64_t>(16, (iterations + kSampleAtMost - 1) / kSampleAtMost);
+  return static_cast<int>(std::min<std::int64_t>(stride, INT_MAX));
 }
 
 std::uint64_t next_plan_serial() {

@@ -110,9 +110,11 @@ struct Plan {
   /// its positions are held: where they would be let go at once after packing,
   /// fill_work_lists never lists them, and packing reads list_of_position instead.
   std::vector<std::vector<std::uint32_t>> list_sizes;
-  /// Per thread, per step, until packing: the smallest and largest subscripts (per
-  /// dimension) of the list's iterations, from fill_work_lists (the lo become
-  /// packed_base where the lists fit narrow records).
+  /// Per thread, per step, until packing: bounds (per dimension) that contain the
+  /// subscripts of the list's iterations, from fill_work_lists: the smallest and
+  /// largest, or a 2-D list's box (its slice by its time block) where every box fits
+  /// narrow records, as those need containment only. The lo become packed_base where
+  /// the lists fit narrow records.
   std::vector<std::vector<std::array<std::int64_t, 4>>> list_lo, list_hi;
   /// Per thread of this rank: the first of its positions and one past its last
   /// (T + 1 values), where each thread's positions are contiguous; empty otherwise.
@@ -132,8 +134,8 @@ struct Plan {
   /// Until the records are packed: each local iteration's list (thread x steps + step),
   /// by position, when every list is in position order and there are at most 2^16
   /// lists (fill_work_lists), so that packing reads the iterations in order; empty
-  /// otherwise. Not zeroed when sized: filling writes every position, each thread
-  /// its own (and takes its own pages' first touch).
+  /// otherwise. Not zeroed when sized: filling writes every position (where the
+  /// threads have ranges of positions, each its own, taking its pages' first touch).
   std::vector<std::uint16_t, UninitialisedAllocator<std::uint16_t>> list_of_position;
   /// Fingerprint of the iteration space's values when the copies in `packed` were made.
   std::uint64_t packed_fingerprint = 0;

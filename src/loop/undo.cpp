@@ -44,7 +44,7 @@ RunSnapshot::RunSnapshot(const std::vector<ArrayBase*>& arrays, ThreadPool* pool
   for (auto* a : arrays) {
     if (!a || std::any_of(saved_.begin(), saved_.end(), [&](const Saved& s) { return s.array == a; })) continue;
     const auto bytes = a->local_bytes();
-    Saved s{a, std::unique_ptr<std::byte[]>(new std::byte[bytes.size()]), bytes.size()};
+    Saved s{a, std::make_unique_for_overwrite<std::byte[]>(bytes.size()), bytes.size()};
     copy_bytes(s.values.get(), bytes.data(), bytes.size(), pool_);
     saved_.push_back(std::move(s));
   }

@@ -169,117 +169,127 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
   plan.thread_positions = !ranges.empty() ? ranges : T == 1 ? std::vector<std::int64_t>{0, n} : std::vector<std::int64_t>{};
   const auto per_thread = static_cast<std::size_t>(steps);
   for_each_range([&](std::int64_t begin, std::int64_t end, int range_thread) {
-   with_index_reader(space, [&](const auto index_of) {
-    std::int64_t buf[4];
-    std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
-    int dealt_round = 0;
-    SpacePart part;
-    // The lists this range fills: its thread's only (sized so, not by every thread's:
-    // many threads with many steps each would multiply the two).
-    const std::size_t first = range_thread < 0 ? 0 : static_cast<std::size_t>(range_thread) * per_thread;
-    const std::size_t mine = range_thread < 0 ? lists : per_thread;
-    std::vector<std::size_t> count(mine, 0);
-    std::vector<std::array<std::int64_t, 4>> lo(mine, no_lo), hi(mine, no_hi);
-    // Position `pos` (subscripts i) goes to this range's list `at`; `bounded`: the
-    // list's subscript bounds are known already.
-    auto note = [&](std::int64_t pos, const std::int64_t* i, std::size_t at, bool bounded) {
-      set_list(pos, first + at);
-      ++count[at];
-      if (bounded) return;
-      for (std::size_t d = 0; d < index_of.dims; ++d) {
-        lo[at][d] = std::min(lo[at][d], i[d]);
-        hi[at][d] = std::max(hi[at][d], i[d]);
-      }
-    };
-    if (strategy == Strategy::two_d && range_thread >= 0) {
-      // The range is one worker's: its steps by (time block, round) come from a table
-      // of its own, with no per-iteration switch or schedule lookup (the loop runs
-      // once per iteration of the space: 10M for mf's 10M ratings).
-      const int w = r * T + range_thread, Q = plan.schedule.rounds, B = plan.schedule.blocks;
-      std::vector<std::uint32_t> step_at(static_cast<std::size_t>(B * Q));
-      for (int blk = 0; blk < B; ++blk)
-        for (int q = 0; q < Q; ++q)
-          step_at[static_cast<std::size_t>(blk * Q + q)] = static_cast<std::uint32_t>(plan.schedule.step_of(w, blk, q));
-      // A step's iterations lie in its round's slice of the worker's space part
-      // (round q runs slice q mod S) and in its time block. Where those boxes span at
-      // most 2^16 indices, they serve as the lists' bounds (narrow records need no
-      // more), and the iterations are not scanned for them.
-      const bool boxed = index_of.dims == 2 && per_thread == static_cast<std::size_t>(B * Q);
-      bool bounded = boxed;
-      for (std::size_t step = 0; boxed && step < per_thread; ++step) {
-        const int blk = plan.schedule.order[static_cast<std::size_t>(w)][step];
-        const int slice = plan.slice_bounds.empty() ? -1 : w * slices + plan.schedule.round_of(static_cast<int>(step)) % slices;
-        const auto& space_cut = slice < 0 ? plan.space_bounds : plan.slice_bounds;
-        const std::size_t part = static_cast<std::size_t>(slice < 0 ? w : slice);
-        lo[step][s] = space_cut[part], hi[step][s] = space_cut[part + 1] - 1;
-        lo[step][t] = plan.time_bounds[static_cast<std::size_t>(blk)];
-        hi[step][t] = plan.time_bounds[static_cast<std::size_t>(blk) + 1] - 1;
-        bounded = bounded && hi[step][s] - lo[step][s] <= UINT16_MAX && hi[step][t] - lo[step][t] <= UINT16_MAX;
-      }
-      if (!bounded) std::fill(lo.begin(), lo.end(), no_lo), std::fill(hi.begin(), hi.end(), no_hi);
-      for (std::int64_t pos = begin; pos < end; ++pos) {
-        const std::int64_t* i = index_of(pos, buf);
-        const std::int64_t a = i[s], b = i[t];
-        if (a != part.a)
-          STRATA_CHECK(space_part(part, a).worker == w, "an iteration outside its thread's range of positions");
-        if (rounds && (a != dealt_a || b != dealt_b)) {
-          dealt_round = rounds->deal(part.slice, b);
-          dealt_a = a, dealt_b = b;
+    with_index_reader(space, [&](const auto index_of) {
+      std::int64_t buf[4];
+      std::int64_t dealt_a = -1, dealt_b = -1;  // the pair last dealt, and its round
+      int dealt_round = 0;
+      SpacePart part;
+      // The lists this range fills: its thread's only (sized so, not by every thread's:
+      // many threads with many steps each would multiply the two).
+      const std::size_t first = range_thread < 0 ? 0 : static_cast<std::size_t>(range_thread) * per_thread;
+      const std::size_t mine = range_thread < 0 ? lists : per_thread;
+      std::vector<std::size_t> count(mine, 0);
+      std::vector<std::array<std::int64_t, 4>> lo(mine, no_lo), hi(mine, no_hi);
+      // Position `pos` (subscripts i) goes to this range's list `at`; with `boxed`, the
+      // list's subscript bounds are set already.
+      auto note = [&](std::int64_t pos, const std::int64_t* i, std::size_t at, bool boxed) {
+        set_list(pos, first + at);
+        ++count[at];
+        if (boxed) return;
+        for (std::size_t d = 0; d < index_of.dims; ++d) {
+          lo[at][d] = std::min(lo[at][d], i[d]);
+          hi[at][d] = std::max(hi[at][d], i[d]);
         }
-        note(pos, i, step_at[static_cast<std::size_t>(block_of(b) * Q + dealt_round)], bounded);
-      }
-    } else {
-      for (std::int64_t pos = begin; pos < end; ++pos) {
-        const std::int64_t* i = index_of(pos, buf);
-        int thread = 0, step = 0;
-        switch (strategy) {
-          case Strategy::serial: break;
-          case Strategy::data_parallel:
-          case Strategy::one_d: thread = space_part(part, i[s]).worker - r * T; break;
-          case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
-          case Strategy::two_d: {
-            const std::int64_t a = i[s], b = i[t];
-            const SpacePart p = space_part(part, a);
-            if (rounds && (a != dealt_a || b != dealt_b)) {
-              dealt_round = rounds->deal(p.slice, b);
-              dealt_a = a, dealt_b = b;
+      };
+      if (strategy == Strategy::two_d && range_thread >= 0) {
+        // The range is one worker's: its steps by (time block, round) come from a table
+        // of its own, with no per-iteration switch or schedule lookup (the loop runs
+        // once per iteration of the space: 10M for mf's 10M ratings).
+        const int w = r * T + range_thread, Q = plan.schedule.rounds, B = plan.schedule.blocks;
+        std::vector<std::uint32_t> step_at(static_cast<std::size_t>(B * Q));
+        for (int blk = 0; blk < B; ++blk)
+          for (int q = 0; q < Q; ++q) {
+            const int step = plan.schedule.step_of(w, blk, q);
+            // The boxes below rely on it: the step of round q is in round q.
+            STRATA_CHECK(plan.schedule.round_of(step) == q, "a schedule whose steps are not in their rounds");
+            step_at[static_cast<std::size_t>(blk * Q + q)] = static_cast<std::uint32_t>(step);
+          }
+        // A step's iterations lie in its box: its round's slice of the worker's space
+        // part (round q runs slice q mod S, round_dealer.hpp) by its time block. Where
+        // every box spans at most 2^16 indices, the boxes serve as the lists' bounds
+        // (narrow records need bounds that contain the subscripts, not the tightest),
+        // and the iterations are not scanned for them.
+        bool boxed = index_of.dims == 2 && per_thread == static_cast<std::size_t>(B * Q);
+        for (std::size_t step = 0; boxed && step < per_thread; ++step) {
+          const int blk = plan.schedule.order[static_cast<std::size_t>(w)][step];
+          const int q_of_step = plan.schedule.round_of(static_cast<int>(step));
+          const bool sliced = !plan.slice_bounds.empty();
+          const auto& cuts = sliced ? plan.slice_bounds : plan.space_bounds;
+          const auto cut = static_cast<std::size_t>(sliced ? w * slices + q_of_step % slices : w);
+          lo[step][s] = cuts[cut], hi[step][s] = cuts[cut + 1] - 1;
+          lo[step][t] = plan.time_bounds[static_cast<std::size_t>(blk)];
+          hi[step][t] = plan.time_bounds[static_cast<std::size_t>(blk) + 1] - 1;
+          boxed = hi[step][s] - lo[step][s] <= UINT16_MAX && hi[step][t] - lo[step][t] <= UINT16_MAX;
+        }
+        if (!boxed) {
+          std::fill(lo.begin(), lo.end(), no_lo);
+          std::fill(hi.begin(), hi.end(), no_hi);
+        }
+        for (std::int64_t pos = begin; pos < end; ++pos) {
+          const std::int64_t* i = index_of(pos, buf);
+          const std::int64_t a = i[s], b = i[t];
+          if (a != part.a) {
+            space_part(part, a);
+            STRATA_CHECK(part.worker == w, "an iteration of another worker in a thread's range of positions");
+          }
+          if (rounds && (a != dealt_a || b != dealt_b)) {
+            dealt_round = rounds->deal(part.slice, b);
+            dealt_a = a, dealt_b = b;
+          }
+          note(pos, i, step_at[static_cast<std::size_t>(block_of(b) * Q + dealt_round)], boxed);
+        }
+      } else {
+        for (std::int64_t pos = begin; pos < end; ++pos) {
+          const std::int64_t* i = index_of(pos, buf);
+          int thread = 0, step = 0;
+          switch (strategy) {
+            case Strategy::serial: break;
+            case Strategy::data_parallel:
+            case Strategy::one_d: thread = space_part(part, i[s]).worker - r * T; break;
+            case Strategy::groups: thread = group_thread[static_cast<std::size_t>(pos)]; break;
+            case Strategy::two_d: {
+              const std::int64_t a = i[s], b = i[t];
+              const SpacePart p = space_part(part, a);
+              if (rounds && (a != dealt_a || b != dealt_b)) {
+                dealt_round = rounds->deal(p.slice, b);
+                dealt_a = a, dealt_b = b;
+              }
+              thread = p.worker - r * T;
+              step = plan.schedule.step_of(p.worker, block_of(b), dealt_round);
+              break;
             }
-            thread = p.worker - r * T;
-            step = plan.schedule.step_of(p.worker, block_of(b), dealt_round);
-            break;
+            case Strategy::two_d_skewed: {  // one round: nothing is dealt
+              const std::int64_t a = skew[0][0] * i[s] + skew[0][1] * i[t], b = skew[1][0] * i[s] + skew[1][1] * i[t];
+              const int w = range_part(plan.space_bounds, a);
+              thread = w - r * T;
+              step = plan.schedule.step_of(w, range_part(plan.time_bounds, b));
+              break;
+            }
           }
-          case Strategy::two_d_skewed: {  // one round: nothing is dealt
-            const std::int64_t a = skew[0][0] * i[s] + skew[0][1] * i[t], b = skew[1][0] * i[s] + skew[1][1] * i[t];
-            const int w = range_part(plan.space_bounds, a);
-            thread = w - r * T;
-            step = plan.schedule.step_of(w, range_part(plan.time_bounds, b));
-            break;
-          }
+          STRATA_CHECK(thread >= 0 && thread < T, "an iteration was assigned to another rank's worker");
+          STRATA_CHECK(ranges.empty() || (pos >= ranges[static_cast<std::size_t>(thread)] &&
+                                          pos < ranges[static_cast<std::size_t>(thread) + 1]),
+                       "an iteration outside its thread's range of positions");
+          const std::size_t list = static_cast<std::size_t>(thread) * static_cast<std::size_t>(steps) +
+                                   static_cast<std::size_t>(step);
+          note(pos, i, list - first, false);  // within this range's lists (the checks above)
         }
-        STRATA_CHECK(thread >= 0 && thread < T, "an iteration was assigned to another rank's worker");
-        STRATA_CHECK(ranges.empty() || (pos >= ranges[static_cast<std::size_t>(thread)] &&
-                                        pos < ranges[static_cast<std::size_t>(thread) + 1]),
-                     "an iteration outside its thread's range of positions");
-        const std::size_t list = static_cast<std::size_t>(thread) * static_cast<std::size_t>(steps) +
-                                 static_cast<std::size_t>(step);
-        note(pos, i, list - first, false);  // within this range's lists (the checks above)
       }
-    }
-    for (std::size_t at = 0; at < mine; ++at)
-      if (count[at] > 0) {
-        const std::size_t l = first + at;
-        plan.list_sizes[l / per_thread][l % per_thread] = static_cast<std::uint32_t>(count[at]);
-        plan.list_lo[l / per_thread][l % per_thread] = lo[at];
-        plan.list_hi[l / per_thread][l % per_thread] = hi[at];
-      }
-    if (!list_positions) return;
-    auto list_named = [&](std::size_t list) -> std::vector<std::uint32_t>& {
-      return plan.work[list / per_thread][list % per_thread];
-    };
-    for (std::size_t at = 0; at < mine; ++at)
-      if (count[at] > 0) list_named(first + at).reserve(count[at]);
-    for (std::int64_t pos = begin; pos < end; ++pos) list_named(list_at(pos)).push_back(static_cast<std::uint32_t>(pos));
-   });
+      for (std::size_t at = 0; at < mine; ++at)
+        if (count[at] > 0) {
+          const std::size_t l = first + at;
+          plan.list_sizes[l / per_thread][l % per_thread] = static_cast<std::uint32_t>(count[at]);
+          plan.list_lo[l / per_thread][l % per_thread] = lo[at];
+          plan.list_hi[l / per_thread][l % per_thread] = hi[at];
+        }
+      if (!list_positions) return;
+      auto list_named = [&](std::size_t list) -> std::vector<std::uint32_t>& {
+        return plan.work[list / per_thread][list % per_thread];
+      };
+      for (std::size_t at = 0; at < mine; ++at)
+        if (count[at] > 0) list_named(first + at).reserve(count[at]);
+      for (std::int64_t pos = begin; pos < end; ++pos) list_named(list_at(pos)).push_back(static_cast<std::uint32_t>(pos));
+    });
   });
   plan.positions_dropped = !list_positions;
   if (shuffle_groups || shuffle_seeded) strata::detail::free_now(plan.list_of_position);  // out of position order

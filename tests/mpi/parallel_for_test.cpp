@@ -478,6 +478,35 @@ TEST(ParallelFor, NarrowAndCompactRecordsGiveTheBodyItsSubscripts) {
   }
 }
 
+// A 2-D list's records count from its box (its slice of users by its item block)
+// where every box spans at most 2^16 indices, and from its iterations' own smallest
+// subscripts otherwise: rows 300,000-359,999 of 400,000 hold every entry, so every
+// worker's box spans more than 2^16 rows while its iterations span fewer than
+// 60,000, from row 300,000 on (an offset from row 0 would not fit 16 bits). Narrow
+// records either way, and every subscript reaches the body exactly.
+TEST(ParallelFor, ListsWhoseBoxIsWideCountFromTheirOwnSubscripts) {
+  const std::int64_t rows = 400000, cols = 300, n = 30000;
+  std::vector<Entry<float, 2>> mine;
+  std::vector<double> row_total(static_cast<std::size_t>(rows), 0.0), col_total(static_cast<std::size_t>(cols), 0.0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    const Index<2> at{300000 + (k * 2) % 60000, (k * 7) % cols};  // distinct pairs
+    const auto v = static_cast<float>(k % 89);
+    if (rt().rank() == 0) mine.push_back({at, v});
+    row_total[static_cast<std::size_t>(at[0])] += v;
+    col_total[static_cast<std::size_t>(at[1])] += static_cast<double>(at[0]);
+  }
+  auto S = DistArray<float, 2>::sparse(rt(), {rows, cols}, mine);
+  auto W = DistArray<double, 2>::zeros(rt(), {rows, 1}), H = DistArray<double, 2>::zeros(rt(), {cols, 1});
+  const auto two_d = parallel_for(S, [&](const Index<2>& ij, float v) {
+    W.row(ij[0])[0] += static_cast<double>(v);
+    H.row(ij[1])[0] += static_cast<double>(ij[0]);
+  });
+  ASSERT_EQ(loop::detail::plan_of(two_d).choice.strategy, analysis::Strategy::two_d) << two_d.explain();
+  EXPECT_TRUE(loop::detail::plan_of(two_d).narrow_records);
+  EXPECT_EQ(W.gather(), row_total);
+  EXPECT_EQ(H.gather(), col_total);
+}
+
 // A body that takes its element by value streams copies in its records, so the plan
 // lets its positions go once they are packed (4 bytes an iteration). They come back
 // from the records' subscripts (16-bit, 32-bit and 64-bit alike) when the elements

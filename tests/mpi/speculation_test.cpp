@@ -134,11 +134,13 @@ TEST(Speculation, SampledPlanThatFailsIsUndoneAndReplanned) { run_unsampled_writ
 
 TEST(Speculation, AnArrayTheSampleNeverSawFailsThePlanOnEveryLayout) { run_unsampled_write(true); }
 
-// Large arrays are saved and put back by the runtime's threads, each a share.
-TEST(Speculation, AnUndoneRunOfLargeArraysPutsEveryByteBack) { run_unsampled_write(true, 700000); }
+// Large arrays are saved and put back by the runtime's threads, each a share (with
+// two threads or more a rank: the arrays are sized so that a rank holds 5.6 MB of
+// each, above the threaded copy's threshold of 4 MB).
+TEST(Speculation, AnUndoneRunOfLargeArraysPutsEveryByteBack) { run_unsampled_write(true, 700000 * rt().size()); }
 
 TEST(Speculation, ASnapshotCopiedByThreadsRestoresEveryByte) {
-  const std::int64_t n = (std::int64_t{1} << 20) + 3;  // 8 MB of doubles: above the threaded copy's threshold
+  const std::int64_t n = ((std::int64_t{1} << 20) + 3) * rt().size();  // 8 MB of doubles a rank
   auto a = DistArray<double, 1>::generate(rt(), {n}, [](const Index<1>& i) { return 0.5 * static_cast<double>(i[0]); });
   const std::vector<double> before = a.gather();
   detail::RunSnapshot saved({&a}, &rt().pool());
