@@ -15,8 +15,6 @@ struct Binning {
   }
 };
 
-int pool_size(const ThreadPool* pool) { return pool ? pool->size() : 1; }
-
 }  // namespace
 
 std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, const std::vector<std::int64_t>& shape,
@@ -36,9 +34,9 @@ std::vector<std::int64_t> histogram_of_keys(Comm& comm, const KeyColumn& keys, c
   // and only where those histograms are small beside the keys (an extent of 2^32
   // with few keys would cost each thread more than the count).
   constexpr std::int64_t kThreadedFrom = std::int64_t{1} << 20;
-  const auto counters = static_cast<std::int64_t>(h.size()) * pool_size(pool);
-  if (pool && pool->size() > 1 && keys.size >= kThreadedFrom && counters <= keys.size) {
-    std::vector<std::vector<std::int64_t>> part(static_cast<std::size_t>(pool->size() - 1));
+  const int threads = pool ? pool->size() : 1;
+  if (threads > 1 && keys.size >= kThreadedFrom && static_cast<std::int64_t>(h.size()) * threads <= keys.size) {
+    std::vector<std::vector<std::int64_t>> part(static_cast<std::size_t>(threads - 1));
     pool->run_ranges(keys.size, [&](std::int64_t from, std::int64_t to, int th) {
       if (th == 0) return count(from, to, h);
       auto& mine = part[static_cast<std::size_t>(th - 1)];

@@ -209,7 +209,7 @@ void fill_work_lists(Plan& plan, const SpaceView& space, const LoopOptions& opti
         // every box spans at most 2^16 indices, the boxes serve as the lists' bounds
         // (narrow records need bounds that contain the subscripts, not the tightest),
         // and the iterations are not scanned for them.
-        bool boxed = index_of.dims == 2 && per_thread == static_cast<std::size_t>(B * Q);
+        bool boxed = index_of.dims == 2;  // (a 2-D plan's steps are its blocks x rounds)
         for (std::size_t step = 0; boxed && step < per_thread; ++step) {
           const int blk = plan.schedule.order[static_cast<std::size_t>(w)][step];
           const int q_of_step = plan.schedule.round_of(static_cast<int>(step));
