@@ -66,6 +66,9 @@ word2vec::Options make_options(const RunConfig& c) {
   o.seed = c.seed;
   const RelaxedSettings relaxed = relaxed_settings(c);
   o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
+  o.thread_replicas = c.options.choice("replicas", {"rank", "thread"}) == "thread";
+  if (o.thread_replicas && !o.hybrid)
+    throw OptionError("--replicas thread goes with --consistency hybrid (a replica per thread is Hybrid's)");
   return o;
 }
 
@@ -100,7 +103,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
       corpus.source, corpus.test.list.size(), c.options.text("update"), o.dim, o.window, o.negatives, o.noise_power,
       o.subsample, o.lr,
       c.serial ? ""
-               : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+               : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread" : "Hybrid")
+                                                    : fmt::format("SSP {}", o.staleness),
                              clock ? fmt::format("a clock every {} sentences a worker", clock)
                                    : std::string("one clock a pass"))));
   const std::int64_t items = corpus.train_tokens();

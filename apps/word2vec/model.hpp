@@ -52,6 +52,7 @@ struct Options {
   std::uint64_t seed = 42;   ///< initial rows and every draw
   bool hybrid = true;        ///< Strata: Hybrid consistency (lock-free inside a rank), else SSP
   int staleness = 0;         ///< SSP bound (0: BSP)
+  bool thread_replicas = false;  ///< Strata, Hybrid: a replica of the rows per worker thread
   std::int64_t clock_every = -1;  ///< sentences of a worker per clock; -1: auto_clock's
 };
 

@@ -30,18 +30,22 @@ StrataWord2vec::StrataWord2vec(Runtime& rt, const Corpus& corpus, const Options&
   o_.clock_every = clock_for(corpus, options, rt.size(), rt.threads());
   Consistency c = o_.hybrid ? hybrid() : ssp(o_.staleness);
   c.every(o_.clock_every);
+  if (o_.thread_replicas) c.replica_per_thread();
   in_sum_ = std::make_unique<Buffer<float, 2>>(in_, apply::sum(), c);
   out_sum_ = std::make_unique<Buffer<float, 2>>(out_, apply::sum(), c);
 }
 
 // One rank under Hybrid shares the rows lock-free: one clock a pass. Across ranks a
 // clock moves the rows a worker's sentences touched since the last one (most of the
-// model, for a text's frequent words), so about 10 clocks a pass.
+// model, for a text's frequent words), so about 10 clocks a pass. Replicas per thread
+// see each other's steps only at clocks, which inside a rank are cheap (no messages):
+// about 20 a pass.
 std::int64_t StrataWord2vec::clock_for(const Corpus& c, const Options& o, int ranks, int threads) {
   if (o.clock_every >= 0) return o.clock_every;
-  if (ranks == 1 && o.hybrid) return 0;
+  const bool shared_rank = o.hybrid && !(o.thread_replicas && threads > 1);
+  if (ranks == 1 && shared_rank) return 0;
   const auto per_worker = static_cast<std::int64_t>(c.train.list.size()) / (static_cast<std::int64_t>(ranks) * threads);
-  return std::max<std::int64_t>(1, per_worker / 10);
+  return std::max<std::int64_t>(1, per_worker / (o.thread_replicas ? 20 : 10));
 }
 
 double StrataWord2vec::window(const Access& a, std::int32_t word, int m, float lr, Draws& draws, Scratch& s) const {

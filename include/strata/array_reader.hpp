@@ -45,7 +45,7 @@ class ArrayReader {
   explicit ArrayReader(const DistArray<T, N>& array) : array_(&array) {
     const detail::CacheView* view = array.cache_view();
     if (view && !view->slot_of) {  // array-shaped: unit u at u (a compact cache takes the array's path)
-      block_ = static_cast<const T*>(view->block);
+      block_ = static_cast<const T*>(view->block_of(detail::t_worker));
       held_ = view->held;
       units_ = static_cast<std::uint64_t>(view->units);
       count_ = &detail::t_cache_reads[view->counter];

@@ -61,9 +61,9 @@ class BufferWriter {
     shape_ = buffer.shape();
     if constexpr (rank > 1) row_length_ = static_cast<std::size_t>(shape_[rank - 1]);
     if (fold) {
-      fold_ = static_cast<value_type*>(fold->block);
+      fold_ = static_cast<value_type*>(fold->block_of(detail::t_worker));
       fold_held_ = keep_ ? fold->held : nullptr;  // fold_only: the values hold every unit
-      fold_written_ = fold->written;
+      fold_written_ = fold->written_of(detail::t_worker);
     }
     fast_ = true;
   }

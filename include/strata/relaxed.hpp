@@ -39,6 +39,14 @@
 //   from one stale value. Any staleness: when the cache takes an older clock of the
 //   owners' values, the rank folds its own later deltas back in. The rank's other
 //   threads read them too (one cache per rank). Needs apply::sum().
+// - A replica per thread (.replica_per_thread(), with Hybrid or read-my-writes at
+//   staleness 0): every worker thread keeps its own copy of the whole array, reads it
+//   and adds into it without sharing a cache line with the other threads, and at each
+//   clock the copies' changes are summed in thread order (and across ranks, rank order)
+//   into one new value that every copy takes. A worker sees its own adds at once and
+//   the other workers' at the clock, as BSP with read-my-writes per worker; no add is
+//   lost, and a run is the same bits every time for a given ranks x threads. Costs the
+//   array once more per thread; elements must subtract (strata::subtractable_v).
 // - Managed communication (optional): between clocks, the rank's communication
 //   thread sends pending deltas to their owners early, most important first, within
 //   a bandwidth budget (bytes per second, a leaky bucket). Owners fold early deltas
@@ -78,6 +86,8 @@ struct Consistency {
   /// Read-my-writes (Bösen's): a worker's adds also reach its rank's cache at once, so it
   /// reads them before the clock (see above); needs apply::sum().
   bool own_writes = false;
+  /// Every worker thread keeps a replica of its own (see above); Hybrid or read-my-writes.
+  bool thread_replicas = false;
   double budget = 0;              ///< managed communication: bytes per second to other ranks; 0: off
   Priority priority = Priority::relative_magnitude;
 
@@ -96,6 +106,11 @@ struct Consistency {
   /// Read-my-writes: a worker reads its own adds before they reach the owner.
   Consistency& read_my_writes() {
     own_writes = true;
+    return *this;
+  }
+  /// A replica per worker thread: no sharing between a rank's threads until the clock.
+  Consistency& replica_per_thread() {
+    thread_replicas = true;
     return *this;
   }
   bool is_managed() const { return budget > 0; }

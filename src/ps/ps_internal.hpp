@@ -281,7 +281,11 @@ class Table final : public detail::RelaxedBase {
   void pump();
 
   // table_replica.cpp
+  bool replicates_per_thread() const;
+  void replica_allocate();
   void replica_fill();
+  void replica_gather_changes();
+  void replica_apply(std::int64_t clock);
   void replica_tick(std::int64_t clock);
   void replica_end();
 
@@ -324,12 +328,23 @@ class Table final : public detail::RelaxedBase {
   // replica; adds fold into it only, and a clock exchanges what each replica changed.
   bool replica_ = false;
   Bytes snapshot_;  // the replica's values as of the last clock, the same on every rank
+  // With a replica per thread (Consistency::replica_per_thread) each worker thread of
+  // the rank has one: replicas_[t] is thread t's (replicas_[0] is block_, the others in
+  // thread_blocks_). Otherwise replicas_ is {block_}.
+  std::vector<Bytes> thread_blocks_;
+  std::vector<void*> replicas_;
   // A replica clock's exchange, kept between clocks so that clocks allocate nothing.
   struct ReplicaExchange {
     std::vector<Bytes> parts;            // per rank: its changes (count, differences, units)
     std::vector<std::int64_t> changed;   // units some replica changed
+    std::vector<std::int64_t> mine;      // units this rank's replicas changed
+    std::vector<std::pair<int, std::int64_t>> by_thread;  // (thread, unit): each replica's changes
     std::vector<std::uint8_t> touched;   // per unit: in `changed`
-    std::vector<std::uint8_t> written;   // per unit: folded into since the last clock (CacheView::written)
+    std::vector<std::int32_t> slot;      // per unit: its row in this rank's part, or -1
+    std::vector<std::int16_t> writer;    // per unit: the one thread that changed it, -2 several, -1 none
+    std::vector<std::vector<std::uint8_t>> written;  // per replica, per unit: folded into since the last clock
+    std::vector<std::uint8_t*> written_ptrs;         // written[t].data(), for CacheView::written_by
+    Bytes scratch;                                   // one row's difference
   } exchange_;
   detail::CacheView view_;  // block_ as reads find units in it (set by lay_out)
 

@@ -26,6 +26,11 @@ Table::Table(detail::ArrayBase& target, Runtime& rt, ElementOps& ops, BufferEngi
   if (consistency.own_writes && consistency.staleness > 0 && consistency.is_managed())
     throw OptionError(fmt::format("relaxed array {}: read-my-writes under SSP cannot go with managed communication",
                                   label()));
+  if (consistency.thread_replicas && !ops.subtracts())
+    throw OptionError(fmt::format("relaxed array {}: a replica per thread sends each replica's changes as "
+                                  "differences, so its elements must subtract (numbers, or a row struct with "
+                                  "operator-)",
+                                  label()));
   refolds_ = consistency.own_writes && consistency.staleness > 0 && rt.size() > 1;
   if (ops.arithmetic && consistency.is_managed()) {
     outbox_ = std::make_unique<ManagedOutbox>(ops.open_outbox(), rt.threads(), geo_.volume(), consistency,
@@ -68,7 +73,7 @@ std::byte* Table::cached_unit(std::int64_t u) const {
   // CacheView counts in elements; unit<std::byte> gives the element offset in bytes' stead.
   const std::byte* first = view_.unit<std::byte>(u);
   if (!first) return nullptr;
-  std::byte* block = static_cast<std::byte*>(view_.block);
+  std::byte* block = static_cast<std::byte*>(view_.block_of(detail::t_worker));  // as unit() found it
   return block + static_cast<std::size_t>(first - block) * elem_;
 }
 

@@ -125,6 +125,7 @@ void Table::prepare_tick(std::int64_t clock, int parts) {
 }
 
 void Table::tick_part(std::int64_t clock, int part, int parts) {
+  if (replica_) return;  // replica_tick does the clock's work
   // Parts take ranges of elements. Rows of a matrix may straddle two parts, which
   // only a direct cache tolerates (it tracks no changed units to copy); otherwise
   // part 0 takes the whole clock.

@@ -37,7 +37,11 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   // Every rank reading more than a quarter of the array (each would cache it laid out
   // like the array): each holds all of it as a replica (table_replica.cpp).
   replica_ = false;
-  if (replicates_wide_read_sets()) {
+  if (replicates_per_thread()) {
+    replica_ = true;  // every rank's threads, whatever the read sets
+    std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
+    if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
+  } else if (replicates_wide_read_sets()) {
     const bool wide = detail::wide_read_set(detail::units_in(bits), units_);
     replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wide), ReduceOp::min) == 1;
     if (replica_) {
@@ -76,7 +80,7 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   // Hybrid and read-my-writes fold adds into the cache as they are written: into
   // the values themselves when they are the cache (ElementOps::fold_only), unless the
   // run is logged (a log must see each read's value, and a fold is no delta to log).
-  direct_ = whole_ && free_cache;
+  direct_ = whole_ && free_cache && !replica_;
   if (direct_) Bytes().swap(block_);
   else block_.assign(static_cast<std::size_t>(whole_ ? units_ : slot) * row_bytes(), std::byte{0});
   const auto asked = rt_.comm().alltoallv(lists);
@@ -103,11 +107,7 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   view_ = detail::CacheView{direct_ ? static_cast<void*>(values()) : static_cast<void*>(block_.data()),
                             whole_ && !holds_all ? laid_out_bits_.data() : nullptr,
                             whole_ ? nullptr : slot_of_.data(), units_, unit_len_};
-  const std::size_t replicated = replica_ ? static_cast<std::size_t>(units_) : 0;
-  exchange_.written.assign(replicated, 0);
-  exchange_.touched.assign(replicated, 0);
-  exchange_.parts.resize(replica_ ? static_cast<std::size_t>(R) : 0);
-  view_.written = replica_ ? exchange_.written.data() : nullptr;
+  replica_allocate();
 }
 
 // Whether this rank's cache can be its values themselves (direct_, when the read set

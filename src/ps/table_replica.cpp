@@ -36,48 +36,117 @@ bool Table::replicates_wide_read_sets() const {
          !managed_ && !logging_ && ops_.subtracts();
 }
 
-// After the first fill: the snapshot is what every rank's replica holds now, and no
-// unit is written or touched yet (a run that stopped early may have left marks).
+// A replica per worker thread, asked for (the Table's constructor refused element
+// types that do not subtract). One worker in all has nothing to share: it keeps the
+// one-rank direct cache or the owner path, whose adds are the serial loop's bits.
+bool Table::replicates_per_thread() const {
+  return consistency_.thread_replicas && !logging_ && rt_.size() * rt_.threads() > 1;
+}
+
+// After lay_out: the replicas, their marks and the exchange's per-unit tables.
+void Table::replica_allocate() {
+  const std::size_t units = replica_ ? static_cast<std::size_t>(units_) : 0;
+  const int T = replica_ && consistency_.thread_replicas ? rt_.threads() : 1;
+  thread_blocks_.resize(static_cast<std::size_t>(T - 1));
+  for (auto& b : thread_blocks_) b.assign(block_.size(), std::byte{0});
+  replicas_.assign(1, block_.data());
+  for (auto& b : thread_blocks_) replicas_.push_back(b.data());
+  exchange_.written.assign(replica_ ? static_cast<std::size_t>(T) : 0, std::vector<std::uint8_t>(units, 0));
+  exchange_.written_ptrs.clear();
+  for (auto& w : exchange_.written) exchange_.written_ptrs.push_back(w.data());
+  exchange_.touched.assign(units, 0);
+  exchange_.slot.assign(units, -1);
+  exchange_.writer.assign(units, -1);
+  exchange_.parts.resize(replica_ ? static_cast<std::size_t>(rt_.size()) : 0);
+  exchange_.scratch.resize(row_bytes());
+  view_.written = replica_ ? exchange_.written[0].data() : nullptr;
+  view_.blocks = T > 1 ? replicas_.data() : nullptr;
+  view_.written_by = T > 1 ? exchange_.written_ptrs.data() : nullptr;
+}
+
+// After the first fill: the snapshot is what every replica holds now, and no unit is
+// written or touched yet (a run that stopped early may have left marks).
 void Table::replica_fill() {
   snapshot_.assign(block_.begin(), block_.end());
-  std::fill(exchange_.written.begin(), exchange_.written.end(), std::uint8_t{0});
+  for (auto& b : thread_blocks_) std::memcpy(b.data(), block_.data(), block_.size());
+  for (auto& w : exchange_.written) std::fill(w.begin(), w.end(), std::uint8_t{0});
   std::fill(exchange_.touched.begin(), exchange_.touched.end(), std::uint8_t{0});
 }
 
-// A rank's changes of a clock, as it sends them: the count n, n rows of differences,
-// then the n units (8-byte aligned only when a row is: read with memcpy).
-void Table::replica_tick(std::int64_t clock) {
+// This rank's changes of a clock into its part, as it sends them: the count n, n rows
+// of differences, then the n units (8-byte aligned only when a row is: read with
+// memcpy). A unit several of the rank's replicas changed sends the sum of their
+// differences, summed in thread order.
+void Table::replica_gather_changes() {
   const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
   const auto units = static_cast<std::size_t>(units_);
-  std::byte* replica = block_.data();
+  const std::byte* snapshot = snapshot_.data();
+  auto& mine = exchange_.mine;
+  auto& by_thread = exchange_.by_thread;
+  mine.clear();
+  by_thread.clear();
+  // The units folded into since the last clock whose bytes differ (a unit written
+  // back to its value sends nothing), replica by replica.
+  for (std::size_t t = 0; t < replicas_.size(); ++t) {
+    const auto* replica = static_cast<const std::byte*>(replicas_[t]);
+    std::uint8_t* written = exchange_.written[t].data();
+    for (std::size_t u = 0; u < units; ++u) {
+      if (!written[u]) continue;
+      written[u] = 0;
+      if (std::memcmp(replica + u * row, snapshot + u * row, row) == 0) continue;
+      by_thread.emplace_back(static_cast<int>(t), static_cast<std::int64_t>(u));
+      std::int16_t& w = exchange_.writer[u];
+      if (exchange_.slot[u] < 0) {
+        exchange_.slot[u] = static_cast<std::int32_t>(mine.size());
+        mine.push_back(static_cast<std::int64_t>(u));
+        w = static_cast<std::int16_t>(t);
+      } else {
+        w = -2;
+      }
+    }
+  }
+  const auto n = static_cast<std::int64_t>(mine.size());
+  const std::size_t ids_at = sizeof n + mine.size() * row;
+  Bytes& part = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
+  part.resize(ids_at + mine.size() * sizeof(std::int64_t));
+  std::memcpy(part.data(), &n, sizeof n);
+  for (const auto& [t, u] : by_thread) {
+    const auto unit = static_cast<std::size_t>(u);
+    std::byte* out = part.data() + sizeof n + static_cast<std::size_t>(exchange_.slot[unit]) * row;
+    const std::byte* now = static_cast<const std::byte*>(replicas_[static_cast<std::size_t>(t)]) + unit * row;
+    if (!exchange_.touched[unit]) {  // the first replica to change it: its difference
+      exchange_.touched[unit] = 1;
+      ops_.difference(out, now, snapshot + unit * row, len);
+    } else {
+      ops_.difference(exchange_.scratch.data(), now, snapshot + unit * row, len);
+      ops_.add_run(out, exchange_.scratch.data(), len);
+    }
+  }
+  for (const auto u : mine) {
+    exchange_.touched[static_cast<std::size_t>(u)] = 0;
+    exchange_.slot[static_cast<std::size_t>(u)] = -1;
+  }
+  if (n > 0) std::memcpy(part.data() + ids_at, mine.data(), mine.size() * sizeof(std::int64_t));
+}
+
+void Table::replica_tick(std::int64_t clock) {
+  replica_gather_changes();
+  const Bytes& part = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
+  stats_.bytes_sent += static_cast<std::int64_t>(part.size()) * (rt_.size() - 1);
+  stats_.messages_sent += rt_.size() - 1;
+  if (rt_.size() > 1) rt_.comm().allgatherv_in_place(exchange_.parts);
+  replica_apply(clock);
+}
+
+// Every rank's differences, in rank order, into the snapshot; then every replica's
+// changed units take the snapshot's values. On one rank a unit one thread alone
+// changed takes that thread's value itself, not snapshot + difference, which may
+// round differently: its bits are those of the thread's adds, as in a serial run.
+void Table::replica_apply(std::int64_t clock) {
+  const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
   std::byte* snapshot = snapshot_.data();
   auto& changed = exchange_.changed;
-
-  // The units folded into since the last clock whose bytes differ (a unit written
-  // back to its value sends nothing).
-  changed.clear();
-  std::uint8_t* written = exchange_.written.data();
-  for (std::size_t u = 0; u < units; ++u)
-    if (written[u]) {
-      written[u] = 0;
-      if (std::memcmp(replica + u * row, snapshot + u * row, row) != 0) changed.push_back(static_cast<std::int64_t>(u));
-    }
-  const auto n = static_cast<std::int64_t>(changed.size());
-  const std::size_t ids_at = sizeof n + changed.size() * row;
-  Bytes& mine = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
-  mine.resize(ids_at + changed.size() * sizeof(std::int64_t));
-  std::memcpy(mine.data(), &n, sizeof n);
-  for (std::size_t k = 0; k < changed.size(); ++k) {
-    const auto u = static_cast<std::size_t>(changed[k]);
-    ops_.difference(mine.data() + sizeof n + k * row, replica + u * row, snapshot + u * row, len);
-  }
-  if (n > 0) std::memcpy(mine.data() + ids_at, changed.data(), changed.size() * sizeof(std::int64_t));
-  stats_.bytes_sent += static_cast<std::int64_t>(mine.size()) * (rt_.size() - 1);
-  stats_.messages_sent += rt_.size() - 1;
-  rt_.comm().allgatherv_in_place(exchange_.parts);
-
-  // Every rank's differences, in rank order, into the snapshot; then the replica's
-  // changed units take the snapshot's values.
+  const bool exact_single = rt_.size() == 1;
   changed.clear();
   for (const Bytes& part : exchange_.parts) {
     std::int64_t m = 0;
@@ -91,16 +160,22 @@ void Table::replica_tick(std::int64_t clock) {
       std::memcpy(&u, part.data() + at + static_cast<std::size_t>(k) * sizeof u, sizeof u);
       STRATA_CHECK(u >= 0 && u < units_, "a replica's change outside the array");
       const auto unit = static_cast<std::size_t>(u);
-      ops_.add_run(snapshot + unit * row, part.data() + sizeof m + static_cast<std::size_t>(k) * row, len);
+      const std::int16_t sole = exchange_.writer[unit];
+      if (exact_single && sole >= 0)
+        std::memcpy(snapshot + unit * row,
+                    static_cast<const std::byte*>(replicas_[static_cast<std::size_t>(sole)]) + unit * row, row);
+      else
+        ops_.add_run(snapshot + unit * row, part.data() + sizeof m + static_cast<std::size_t>(k) * row, len);
       if (!exchange_.touched[unit]) {
         exchange_.touched[unit] = 1;
         changed.push_back(u);
       }
     }
   }
+  for (const auto u : exchange_.mine) exchange_.writer[static_cast<std::size_t>(u)] = -1;
   for (const auto u : changed) {
     const auto at = static_cast<std::size_t>(u) * row;
-    std::memcpy(replica + at, snapshot + at, row);
+    for (void* replica : replicas_) std::memcpy(static_cast<std::byte*>(replica) + at, snapshot + at, row);
     exchange_.touched[static_cast<std::size_t>(u)] = 0;
   }
 

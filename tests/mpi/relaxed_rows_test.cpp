@@ -63,16 +63,23 @@ std::vector<float> expected_sums(std::int64_t n, int passes) {
 // array itself on one rank and into the rank's replica on several (when every rank
 // reads most of the array): two threads adding to one row at once may lose one of the
 // adds for good (docs/relaxed_rows.md). The owner path keeps every add.
+// A replica per thread shares nothing between threads until the clock: no add is lost.
 bool row_adds_may_race(const Consistency& c, const RelaxedStats& st) {
-  return rt().threads() > 1 && c.folds() && (rt().size() == 1 || st.replica_clocks > 0);
+  return rt().threads() > 1 && c.folds() && !c.thread_replicas && (rt().size() == 1 || st.replica_clocks > 0);
 }
 // Whether a table of numbers ran as replicas: Hybrid or read-my-writes at staleness 0
-// on several ranks, with every rank reading more than a quarter of the rows.
-bool runs_as_replicas(const Consistency& c) { return rt().size() > 1 && c.folds() && c.staleness == 0; }
+// on several ranks, with every rank reading more than a quarter of the rows, or a
+// replica per thread where there are several workers.
+bool runs_as_replicas(const Consistency& c) {
+  const bool several = rt().size() > 1 || (c.thread_replicas && rt().threads() > 1);
+  return several && c.folds() && c.staleness == 0;
+}
 // Where a rank's threads fold their adds into its cache as they make them (Hybrid,
 // read-my-writes), on any number of ranks, another thread's add may land between two
 // reads of one iteration (the sums stay exact across ranks: the delta sets keep every add).
-bool reads_see_other_threads_adds(const Consistency& c) { return rt().threads() > 1 && c.folds(); }
+bool reads_see_other_threads_adds(const Consistency& c) {
+  return rt().threads() > 1 && c.folds() && !c.thread_replicas;
+}
 
 // The sums after a pass: exactly `want`, or where row adds may race a part of it.
 // Every delta is positive, so then an element holds at most its sum, and the losses
@@ -137,6 +144,9 @@ TEST(RelaxedRows, RowStructsUnderSsp) { check_row_struct(ssp(2).every(10)); }
 TEST(RelaxedRows, RowStructsUnderHybrid) { check_row_struct(hybrid().every(10)); }
 TEST(RelaxedRows, RowStructsWithReadMyWrites) { check_row_struct(bsp().every(10).read_my_writes()); }
 TEST(RelaxedRows, RowStructsWithADifferenceUnderHybrid) { check_row_struct<DiffVec>(hybrid().every(10)); }
+TEST(RelaxedRows, RowStructsWithAReplicaPerThread) {
+  check_row_struct<DiffVec>(hybrid().every(10).replica_per_thread());
+}
 TEST(RelaxedRows, RowStructsInAPlainBuffer) {
   const std::int64_t n = 300;
   auto space = samples(n);
@@ -214,6 +224,10 @@ TEST(RelaxedRows, MatrixRowsUnderSspEveryTenIterations) { check_matrix_rows(ssp(
 TEST(RelaxedRows, MatrixRowsUnderHybrid) { check_matrix_rows(hybrid().every(10)); }
 TEST(RelaxedRows, MatrixRowsUnderHybridOneClockPerCall) { check_matrix_rows(hybrid()); }
 TEST(RelaxedRows, MatrixRowsWithReadMyWrites) { check_matrix_rows(ssp(0).every(7).read_my_writes()); }
+TEST(RelaxedRows, MatrixRowsWithAReplicaPerThread) { check_matrix_rows(hybrid().every(10).replica_per_thread()); }
+TEST(RelaxedRows, MatrixRowsWithAReplicaPerThreadOneClockPerCall) {
+  check_matrix_rows(bsp().read_my_writes().replica_per_thread());
+}
 TEST(RelaxedRows, MatrixRowsInAPlainBuffer) {
   const std::int64_t n = 300;
   auto space = samples(n);

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "strata/detail/worker.hpp"
+
 namespace strata::detail {
 
 /// Cached reads are counted per thread in these slots, one per published view (its
@@ -36,6 +38,17 @@ struct CacheView {
   // per unit, set to 1 by every fold into it, so a clock looks at the units written
   // since the last one only. nullptr otherwise.
   std::uint8_t* written = nullptr;
+  // A replica per worker thread (Consistency::replica_per_thread): worker t reads and
+  // folds into blocks[t] and marks its folds in written_by[t]; blocks[0] is `block` and
+  // written_by[0] `written`. nullptr otherwise: every thread shares `block`.
+  void* const* blocks = nullptr;
+  std::uint8_t* const* written_by = nullptr;
+
+  /// The block worker `worker` reads, and the marks its folds set.
+  [[gnu::always_inline]] void* block_of(int worker) const { return blocks ? blocks[worker] : block; }
+  [[gnu::always_inline]] std::uint8_t* written_of(int worker) const {
+    return written_by ? written_by[worker] : written;
+  }
 
   /// Notes a fold into unit `u` (a replica's; plain byte stores: every writer stores 1).
   [[gnu::always_inline]] static void note_written(std::uint8_t* written, std::uint64_t u) {
@@ -57,7 +70,7 @@ struct CacheView {
     } else {
       slot = u;  // every unit
     }
-    return static_cast<T*>(block) + slot * unit_len;
+    return static_cast<T*>(block_of(t_worker)) + slot * unit_len;
   }
 };
 

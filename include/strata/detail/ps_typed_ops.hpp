@@ -225,8 +225,8 @@ class TypedOps final : public ElementOps, public detail::UndoableState {
   // laid out like the array, and every unit is there (read or not).
   T* folded_unit(std::int64_t u) const {
     if (!fold_only) return cache->unit<T>(u);
-    detail::CacheView::note_written(cache->written, static_cast<std::uint64_t>(u));
-    return static_cast<T*>(cache->block) + u * cache->unit_len;
+    detail::CacheView::note_written(cache->written_of(detail::t_worker), static_cast<std::uint64_t>(u));
+    return static_cast<T*>(cache->block_of(detail::t_worker)) + u * cache->unit_len;
   }
   // Hybrid, a row: added into the cached row with plain adds, as Hogwild adds. Two
   // threads adding to the same element at once may lose one of the two in the cache
