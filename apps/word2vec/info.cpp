@@ -32,7 +32,7 @@ AppInfo word2vec_info() {
   declare_relaxed_options(a.options, "sentences", "about 10 a pass");
   a.options.declare("replicas", "rank",
                     "with Hybrid: rank (a rank's threads share one copy of the rows lock-free, as Hogwild) | "
-                    "thread (each worker thread keeps its own copy, merged at every clock; auto clock: about 20 "
+                    "thread (each worker thread keeps its own copy, merged at every clock; auto clock: about 100 "
                     "a pass)");
   a.options.declare("holdout", "0.1", "fraction of lines held out for the held-out loss")
       .declare("test", "", "a text file of held-out sentences instead of --holdout (all of --data trains)");
