@@ -24,9 +24,10 @@ void check_consistency(const Consistency& c, const std::string& array, bool nume
   if (c.own_writes && !c.hybrid && !c.prefetch)
     throw OptionError(fmt::format(
         "array {}: read-my-writes folds deltas into the rank's cache, so it cannot go without prefetch", array));
-  if (c.thread_replicas && (!c.folds() || c.staleness != 0 || c.is_managed() || !c.prefetch))
+  // (Without prefetch, Hybrid and read-my-writes are refused on their own.)
+  if (c.thread_replicas && (!c.folds() || c.staleness != 0 || c.is_managed()))
     throw OptionError(fmt::format("array {}: a replica per thread goes with Hybrid, or read-my-writes at staleness 0, "
-                                  "with prefetch and without managed communication",
+                                  "without managed communication",
                                   array));
   if (!c.hybrid) return;
   if (c.staleness != 0)

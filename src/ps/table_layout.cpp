@@ -20,14 +20,15 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
     for (std::size_t w = 0; w < learned_bits_.size(); ++w) bits[w] |= learned_bits_[w];
   }
   bits.resize(static_cast<std::size_t>((units_ + 63) / 64), 0);
+  const auto every_unit = [&] {
+    std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
+    if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
+  };
   // One rank whose values can be the cache itself (see direct_ below) caches every
   // unit: the cache costs nothing, every read is a load with no bit test, and the
   // loop needs no full reconnaissance to learn its read set (build_plan.cpp).
   const bool free_cache = holds_everything_for_free();
-  if (consistency_.prefetch && free_cache) {
-    std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
-    if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
-  }
+  if (consistency_.prefetch && free_cache) every_unit();
   const bool changed = bits != laid_out_bits_ || target_.structure_version() != laid_out_version_ ||
                        logging_ != laid_out_logging_;
   if (rt_.comm().allreduce(static_cast<std::int32_t>(changed), ReduceOp::max) == 0) return;
@@ -39,16 +40,11 @@ void Table::lay_out(std::span<const std::uint64_t> read_units) {
   replica_ = false;
   if (replicates_per_thread()) {
     replica_ = true;  // every rank's threads, whatever the read sets
-    std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
-    if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
   } else if (replicates_wide_read_sets()) {
     const bool wide = detail::wide_read_set(detail::units_in(bits), units_);
     replica_ = rt_.comm().allreduce(static_cast<std::int32_t>(wide), ReduceOp::min) == 1;
-    if (replica_) {
-      std::fill(bits.begin(), bits.end(), ~std::uint64_t{0});
-      if (units_ % 64) bits.back() = (std::uint64_t{1} << (units_ % 64)) - 1;
-    }
   }
+  if (replica_) every_unit();
   reads_from_.assign(static_cast<std::size_t>(R), {});
   std::int64_t index[kMaxDims];
   for (std::size_t w = 0; w < bits.size(); ++w)

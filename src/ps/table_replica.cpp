@@ -110,8 +110,12 @@ void Table::replica_gather_changes() {
   Bytes& part = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
   part.resize(ids_at + mine.size() * sizeof(std::int64_t));
   std::memcpy(part.data(), &n, sizeof n);
+  // On one rank a unit one replica alone changed takes that replica's value
+  // (replica_apply): its difference would not be read.
+  const bool sole_takes_value = rt_.size() == 1;
   for (const auto& [t, u] : by_thread) {
     const auto unit = static_cast<std::size_t>(u);
+    if (sole_takes_value && exchange_.writer[unit] >= 0) continue;
     std::byte* out = part.data() + sizeof n + static_cast<std::size_t>(exchange_.slot[unit]) * row;
     const std::byte* now = static_cast<const std::byte*>(replicas_[static_cast<std::size_t>(t)]) + unit * row;
     if (!exchange_.touched[unit]) {  // the first replica to change it: its difference
@@ -146,7 +150,7 @@ void Table::replica_apply(std::int64_t clock) {
   const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
   std::byte* snapshot = snapshot_.data();
   auto& changed = exchange_.changed;
-  const bool exact_single = rt_.size() == 1;
+  const bool sole_takes_value = rt_.size() == 1;
   changed.clear();
   for (const Bytes& part : exchange_.parts) {
     std::int64_t m = 0;
@@ -161,7 +165,7 @@ void Table::replica_apply(std::int64_t clock) {
       STRATA_CHECK(u >= 0 && u < units_, "a replica's change outside the array");
       const auto unit = static_cast<std::size_t>(u);
       const std::int16_t sole = exchange_.writer[unit];
-      if (exact_single && sole >= 0)
+      if (sole_takes_value && sole >= 0)
         std::memcpy(snapshot + unit * row,
                     static_cast<const std::byte*>(replicas_[static_cast<std::size_t>(sole)]) + unit * row, row);
       else
