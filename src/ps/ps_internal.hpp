@@ -285,7 +285,9 @@ class Table final : public detail::RelaxedBase {
   void replica_allocate();
   void replica_fill();
   void replica_gather_changes();
-  void replica_apply(std::int64_t clock);
+  void replica_apply();
+  void replica_merge_part(int part, int parts);
+  void replica_finish_clock(std::int64_t clock);
   void replica_tick(std::int64_t clock);
   void replica_end();
 
@@ -341,10 +343,12 @@ class Table final : public detail::RelaxedBase {
     std::vector<std::pair<int, std::int64_t>> by_thread;  // (thread, unit): each replica's changes
     std::vector<std::uint8_t> touched;   // per unit: in `changed`
     std::vector<std::int32_t> slot;      // per unit: its row in this rank's part, or -1
-    std::vector<std::int16_t> writer;    // per unit: the one thread that changed it, -2 several, -1 none
     std::vector<std::vector<std::uint8_t>> written;  // per replica, per unit: folded into since the last clock
     std::vector<std::uint8_t*> written_ptrs;         // written[t].data(), for CacheView::written_by
     Bytes scratch;                                   // one row's difference
+    // One rank: per part of a shared merge (replica_merge_part), a row for the sum of
+    // the replicas' differences and one for the next difference.
+    std::vector<Bytes> part_rows;
   } exchange_;
   detail::CacheView view_;  // block_ as reads find units in it (set by lay_out)
 

@@ -56,8 +56,12 @@ void Table::refold_own(std::int64_t take) {
 }
 
 void Table::tick(std::int64_t clock) {
-  if (replica_) return replica_tick(clock);
   const int R = rt_.size();
+  if (replica_) {
+    if (split_clock_ != clock) return replica_tick(clock);
+    split_clock_ = -1;  // one rank: its threads merged the replicas (tick_part)
+    return replica_finish_clock(clock);
+  }
   if (R == 1 && !managed_) {
     if (split_clock_ != clock) {  // the rank's threads did not share the work
       prepare_tick(clock, 1);
@@ -119,13 +123,14 @@ void Table::tick(std::int64_t clock) {
 
 // One rank without managed communication applies its clocks itself (apply_own); for
 // a 1-D array the rank's threads can share that work, each taking a range of elements.
+// With replicas (one rank: a replica per thread) the shared work is their merge.
 void Table::prepare_tick(std::int64_t clock, int parts) {
   if (changed_parts_.size() < static_cast<std::size_t>(parts)) changed_parts_.resize(static_cast<std::size_t>(parts));
   split_clock_ = clock;
 }
 
 void Table::tick_part(std::int64_t clock, int part, int parts) {
-  if (replica_) return;  // replica_tick does the clock's work
+  if (replica_) return replica_merge_part(part, parts);
   // Parts take ranges of elements. Rows of a matrix may straddle two parts, which
   // only a direct cache tolerates (it tracks no changed units to copy); otherwise
   // part 0 takes the whole clock.

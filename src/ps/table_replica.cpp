@@ -22,6 +22,9 @@
 // since. A delta arrives as a difference of two values, so its rounding may differ
 // from the owner path's sum of the adds (integers are exact; one thread a rank is
 // still deterministic). The price is the array twice per rank.
+//
+// On one rank with a replica per thread nothing travels: the clock is a merge of the
+// replicas, unit by unit, which the rank's threads share (replica_merge_part).
 #include <algorithm>
 #include <cstring>
 
@@ -56,7 +59,8 @@ void Table::replica_allocate() {
   for (auto& w : exchange_.written) exchange_.written_ptrs.push_back(w.data());
   exchange_.touched.assign(units, 0);
   exchange_.slot.assign(units, -1);
-  exchange_.writer.assign(units, -1);
+  exchange_.part_rows.resize(replica_ && rt_.size() == 1 ? 2 * static_cast<std::size_t>(T) : 0);
+  for (auto& r : exchange_.part_rows) r.resize(row_bytes());
   exchange_.parts.resize(replica_ ? static_cast<std::size_t>(rt_.size()) : 0);
   exchange_.scratch.resize(row_bytes());
   view_.written = replica_ ? exchange_.written[0].data() : nullptr;
@@ -76,7 +80,7 @@ void Table::replica_fill() {
 // This rank's changes of a clock into its part, as it sends them: the count n, n rows
 // of differences, then the n units (8-byte aligned only when a row is: read with
 // memcpy). A unit several of the rank's replicas changed sends the sum of their
-// differences, summed in thread order.
+// differences, summed in thread order. Several ranks only (one merges its replicas).
 void Table::replica_gather_changes() {
   const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
   const auto units = static_cast<std::size_t>(units_);
@@ -95,13 +99,9 @@ void Table::replica_gather_changes() {
       written[u] = 0;
       if (std::memcmp(replica + u * row, snapshot + u * row, row) == 0) continue;
       by_thread.emplace_back(static_cast<int>(t), static_cast<std::int64_t>(u));
-      std::int16_t& w = exchange_.writer[u];
       if (exchange_.slot[u] < 0) {
         exchange_.slot[u] = static_cast<std::int32_t>(mine.size());
         mine.push_back(static_cast<std::int64_t>(u));
-        w = static_cast<std::int16_t>(t);
-      } else {
-        w = -2;
       }
     }
   }
@@ -110,12 +110,8 @@ void Table::replica_gather_changes() {
   Bytes& part = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
   part.resize(ids_at + mine.size() * sizeof(std::int64_t));
   std::memcpy(part.data(), &n, sizeof n);
-  // On one rank a unit one replica alone changed takes that replica's value
-  // (replica_apply): its difference would not be read.
-  const bool sole_takes_value = rt_.size() == 1;
   for (const auto& [t, u] : by_thread) {
     const auto unit = static_cast<std::size_t>(u);
-    if (sole_takes_value && exchange_.writer[unit] >= 0) continue;
     std::byte* out = part.data() + sizeof n + static_cast<std::size_t>(exchange_.slot[unit]) * row;
     const std::byte* now = static_cast<const std::byte*>(replicas_[static_cast<std::size_t>(t)]) + unit * row;
     if (!exchange_.touched[unit]) {  // the first replica to change it: its difference
@@ -133,24 +129,79 @@ void Table::replica_gather_changes() {
   if (n > 0) std::memcpy(part.data() + ids_at, mine.data(), mine.size() * sizeof(std::int64_t));
 }
 
+// A clock the rank's threads did not share (tick without tick_part): one rank merges
+// its replicas on this thread; several exchange their changes.
 void Table::replica_tick(std::int64_t clock) {
-  replica_gather_changes();
-  const Bytes& part = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
-  stats_.bytes_sent += static_cast<std::int64_t>(part.size()) * (rt_.size() - 1);
-  stats_.messages_sent += rt_.size() - 1;
-  if (rt_.size() > 1) rt_.comm().allgatherv_in_place(exchange_.parts);
-  replica_apply(clock);
+  if (rt_.size() == 1) {
+    replica_merge_part(0, 1);
+  } else {
+    replica_gather_changes();
+    const Bytes& part = exchange_.parts[static_cast<std::size_t>(rt_.rank())];
+    stats_.bytes_sent += static_cast<std::int64_t>(part.size()) * (rt_.size() - 1);
+    stats_.messages_sent += rt_.size() - 1;
+    rt_.comm().allgatherv_in_place(exchange_.parts);
+    replica_apply();
+  }
+  replica_finish_clock(clock);
 }
 
-// Every rank's differences, in rank order, into the snapshot; then every replica's
-// changed units take the snapshot's values. On one rank a unit one thread alone
-// changed takes that thread's value itself, not snapshot + difference, which may
-// round differently: its bits are those of the thread's adds, as in a serial run.
-void Table::replica_apply(std::int64_t clock) {
+// One rank, a replica per thread: part `part` of `parts` of the clock's merge, run by
+// every thread of the rank at once while the loop is stopped. A unit is merged on its
+// own (the replicas, snapshot and marks of one unit are all it touches), so the parts
+// take interleaved runs of kMergeRun units: the written units crowd at the ids of the
+// frequent rows, which a split in halves would give to one part, and a run's marks
+// fill a cache line no other part writes. Per unit, in thread order:
+// - the replicas that wrote it and whose bytes now differ from the snapshot;
+// - one such replica: the snapshot takes its value (no snapshot + difference
+//   rounding: its bits are those of the thread's adds, as in a serial run);
+// - several: the snapshot adds the sum of their differences, summed in thread order;
+// - every replica takes the snapshot's value.
+void Table::replica_merge_part(int part, int parts) {
+  constexpr std::size_t kMergeRun = 64;
+  const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
+  const auto units = static_cast<std::size_t>(units_);
+  std::byte* snapshot = snapshot_.data();
+  std::byte* sum = exchange_.part_rows[2 * static_cast<std::size_t>(part)].data();
+  std::byte* next = exchange_.part_rows[2 * static_cast<std::size_t>(part) + 1].data();
+  const std::size_t T = replicas_.size();
+  for (std::size_t from = static_cast<std::size_t>(part) * kMergeRun; from < units;
+       from += static_cast<std::size_t>(parts) * kMergeRun) {
+    const std::size_t to = std::min(units, from + kMergeRun);
+    for (std::size_t u = from; u < to; ++u) {
+      std::byte* base = snapshot + u * row;
+      const std::byte* sole = nullptr;
+      int changers = 0;
+      for (std::size_t t = 0; t < T; ++t) {
+        std::uint8_t& mark = exchange_.written[t][u];
+        if (!mark) continue;
+        mark = 0;
+        const std::byte* now = static_cast<const std::byte*>(replicas_[t]) + u * row;
+        if (std::memcmp(now, base, row) == 0) continue;
+        if (++changers == 1) {
+          sole = now;
+          continue;
+        }
+        if (changers == 2) ops_.difference(sum, sole, base, len);
+        ops_.difference(next, now, base, len);
+        ops_.add_run(sum, next, len);
+      }
+      if (changers == 0) continue;
+      if (changers == 1) std::memcpy(base, sole, row);
+      else ops_.add_run(base, sum, len);
+      for (void* replica : replicas_) {
+        std::byte* mine = static_cast<std::byte*>(replica) + u * row;
+        if (changers > 1 || mine != sole) std::memcpy(mine, base, row);
+      }
+    }
+  }
+}
+
+// Several ranks: every rank's differences, in rank order, into the snapshot; then
+// every replica's changed units take the snapshot's values.
+void Table::replica_apply() {
   const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
   std::byte* snapshot = snapshot_.data();
   auto& changed = exchange_.changed;
-  const bool sole_takes_value = rt_.size() == 1;
   changed.clear();
   for (const Bytes& part : exchange_.parts) {
     std::int64_t m = 0;
@@ -164,25 +215,22 @@ void Table::replica_apply(std::int64_t clock) {
       std::memcpy(&u, part.data() + at + static_cast<std::size_t>(k) * sizeof u, sizeof u);
       STRATA_CHECK(u >= 0 && u < units_, "a replica's change outside the array");
       const auto unit = static_cast<std::size_t>(u);
-      const std::int16_t sole = exchange_.writer[unit];
-      if (sole_takes_value && sole >= 0)
-        std::memcpy(snapshot + unit * row,
-                    static_cast<const std::byte*>(replicas_[static_cast<std::size_t>(sole)]) + unit * row, row);
-      else
-        ops_.add_run(snapshot + unit * row, part.data() + sizeof m + static_cast<std::size_t>(k) * row, len);
+      ops_.add_run(snapshot + unit * row, part.data() + sizeof m + static_cast<std::size_t>(k) * row, len);
       if (!exchange_.touched[unit]) {
         exchange_.touched[unit] = 1;
         changed.push_back(u);
       }
     }
   }
-  for (const auto u : exchange_.mine) exchange_.writer[static_cast<std::size_t>(u)] = -1;
   for (const auto u : changed) {
     const auto at = static_cast<std::size_t>(u) * row;
     for (void* replica : replicas_) std::memcpy(static_cast<std::byte*>(replica) + at, snapshot + at, row);
     exchange_.touched[static_cast<std::size_t>(u)] = 0;
   }
+}
 
+// After the merge or the exchange: the clock is applied and the next reads it.
+void Table::replica_finish_clock(std::int64_t clock) {
   for (auto& f : fetched_) f.clear();
   ++stats_.clocks;
   ++stats_.replica_clocks;
