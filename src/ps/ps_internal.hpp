@@ -249,6 +249,7 @@ class Table final : public detail::RelaxedBase {
   bool owner_values_are_laid_out_like_the_array() const;
   bool holds_everything_for_free() const;
   Bytes snapshot_for(int q) const;
+  void fill_own_block();
   void store_block(int o, const Bytes& message);
   std::size_t slot_at(int o, std::size_t pos) const {
     return whole_ ? static_cast<std::size_t>(reads_from_[static_cast<std::size_t>(o)][pos])

@@ -126,6 +126,9 @@ void Table::begin_run(std::span<const std::uint64_t> read_units, std::int64_t cl
   versions_.assign(static_cast<std::size_t>(clocks_), -1);
   if (direct_) {
     view_.block = values();  // the values may have moved since the last run
+  } else if (rt_.size() == 1) {
+    fill_own_block();
+    if (replica_) replica_fill();
   } else {
     // The first fill: every owner sends each reader its block as it is now.
     std::vector<Bytes> blocks(static_cast<std::size_t>(rt_.size()));

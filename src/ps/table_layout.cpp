@@ -137,6 +137,16 @@ Bytes Table::snapshot_for(int q) const {
   return b;
 }
 
+// One rank's first fill: what snapshot_for(0) and store_block(0, ...) would do, without
+// the message between them (two copies of the block and their allocation per call).
+void Table::fill_own_block() {
+  const auto& offsets = serves_[0];
+  const std::size_t row = row_bytes();
+  const std::byte* v = values();
+  for (std::size_t pos = 0; pos < offsets.size(); ++pos)
+    std::memcpy(block_.data() + slot_at(0, pos) * row, v + static_cast<std::size_t>(offsets[pos]) * elem_, row);
+}
+
 void Table::store_block(int o, const Bytes& message) {
   const std::size_t row = row_bytes();
   const std::size_t n = message.size() - sizeof(Header);
