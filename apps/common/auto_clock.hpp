@@ -7,8 +7,9 @@
 
 namespace strata::apps {
 
-/// The clock a run gets when none is asked for. On one rank under Hybrid the threads
-/// share the array lock-free, so one clock a pass (0). Across ranks each clock lets
+/// The clock a run gets when none is asked for. On one rank whose threads share the
+/// array lock-free (Hybrid, one replica a rank: `shared_in_rank`) one clock a pass
+/// (0). Across ranks, or between replicas per thread, each clock lets
 /// every worker's deltas meet: about 100 a pass per worker, at most 1,000 samples
 /// apart, since a hot feature (the bias) takes workers x clock steps from one stale
 /// value, and with one clock a pass on a small data set even an adaptive step
@@ -19,8 +20,8 @@ namespace strata::apps {
 /// weights; at least 10 clocks a pass), so that the exchanges cost about what
 /// computing does.
 inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t rows, int ranks,
-                               int threads, bool hybrid) {
-  if (ranks == 1 && hybrid) return 0;
+                               int threads, bool shared_in_rank) {
+  if (ranks == 1 && shared_in_rank) return 0;
   const std::int64_t per_worker = samples / (static_cast<std::int64_t>(ranks) * threads);
   const std::int64_t for_staleness = std::clamp<std::int64_t>(per_worker / 100, 1, 1000);
   const std::int64_t for_exchange = rows / std::max<std::int64_t>(1, nonzeros / std::max<std::int64_t>(1, samples));

@@ -15,13 +15,17 @@
 
 namespace strata::apps {
 
-/// Declares --consistency, --staleness and --clock (`items` per worker between clocks;
-/// `clock_auto` says what auto means across ranks).
+/// Declares --consistency, --staleness, --clock (`items` per worker between clocks;
+/// `clock_auto` says what auto means across ranks) and --replicas.
 inline void declare_relaxed_options(Settings& s, const std::string& items, const std::string& clock_auto) {
   s.declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
       .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
       .declare("clock", "auto", items + " per worker between clocks (0: one clock per pass; auto: 0 on one rank "
-                                "under Hybrid, else " + clock_auto + ")");
+                                "under Hybrid with --replicas rank, else " + clock_auto + ")")
+      .declare("replicas", "rank",
+               "with Hybrid: rank (a rank's threads share one copy of the model lock-free, as Hogwild) | thread "
+               "(each worker thread keeps its own copy, merged at every clock: no cache line moves between the "
+               "threads, no add is lost, the same result every run)");
 }
 
 /// Declares the relaxed options (declare_relaxed_options) and --holdout, --test,
@@ -39,6 +43,7 @@ struct RelaxedSettings {
   bool hybrid = true;             ///< Hybrid (lock-free inside a rank), else SSP
   int staleness = 0;              ///< SSP's bound
   std::int64_t clock_every = -1;  ///< samples of a worker per clock; -1: the app's automatic choice
+  bool thread_replicas = false;   ///< Hybrid with a replica per worker thread (Consistency::replica_per_thread)
 };
 
 inline RelaxedSettings relaxed_settings(const RunConfig& c) {
@@ -49,6 +54,9 @@ inline RelaxedSettings relaxed_settings(const RunConfig& c) {
   if (r.hybrid && r.staleness > 0)
     throw OptionError(fmt::format("--staleness {} needs --consistency ssp (Hybrid is bulk-synchronous across ranks)",
                                   r.staleness));
+  r.thread_replicas = c.options.choice("replicas", {"rank", "thread"}) == "thread";
+  if (r.thread_replicas && !r.hybrid)
+    throw OptionError("--replicas thread goes with --consistency hybrid (a replica per thread is Hybrid's)");
   return r;
 }
 

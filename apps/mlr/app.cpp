@@ -68,6 +68,7 @@ mlr::Options make_options(const RunConfig& c, const mlr::Problem& p) {
   o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
   const RelaxedSettings relaxed = relaxed_settings(c);
   o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
+  o.thread_replicas = relaxed.thread_replicas;
   return o;
 }
 
@@ -88,7 +89,9 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const std::int64_t clock = mlr::StrataMlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l2 {}, batch {}, {}{}", p.source, p.train.size(),
                    p.test.size(), c.options.text("step"), o.lr, o.l2, o.batch, o.bias ? "bias" : "no bias",
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread"
+                                                                                   : "Hybrid")
+                                                                : fmt::format("SSP {}", o.staleness),
                                                clock ? fmt::format("a clock every {} batches a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());

@@ -38,6 +38,7 @@ struct Options {
   std::int32_t batch = 10;  ///< samples per step (mini-batch; 1: plain SGD)
   bool bias = true;      ///< a bias row, on a feature every sample holds
   bool hybrid = true;    ///< Strata: Hybrid consistency (lock-free inside a rank), else SSP
+  bool thread_replicas = false;  ///< Strata, Hybrid: a replica of the weights per worker thread
   int staleness = 0;     ///< SSP bound (0: BSP; Hybrid needs 0)
   std::int64_t clock_every = -1;  ///< samples of a worker per clock (rounded to batches); -1: mlr::auto_clock's
 };
@@ -62,8 +63,8 @@ inline std::int32_t auto_batch(std::int64_t samples, std::int64_t nonzeros, std:
 /// (its rows rarely conflict: one clock a pass measured as accurate as Hybrid on
 /// threads), and a small dense one (Fashion-MNIST's 31 KB) keeps slr's rule.
 inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t rows, std::int64_t classes,
-                               int ranks, int threads, bool hybrid) {
-  std::int64_t clock = apps::auto_clock(samples, nonzeros, rows, ranks, threads, hybrid);
+                               int ranks, int threads, bool shared_in_rank) {
+  std::int64_t clock = apps::auto_clock(samples, nonzeros, rows, ranks, threads, shared_in_rank);
   if (clock == 0 || ranks == 1) return clock;
   const double per_worker = static_cast<double>(samples) / (static_cast<double>(ranks) * threads);
   const double per_sample = static_cast<double>(nonzeros) / std::max<double>(1, static_cast<double>(samples));

@@ -47,6 +47,7 @@ StrataMlr::StrataMlr(Runtime& rt, const Problem& problem, const Options& options
   o_.clock_every = clock_for(problem, options, rt.size(), rt.threads());
   Consistency c = o_.hybrid ? hybrid() : ssp(o_.staleness);
   c.every(o_.clock_every);
+  if (o_.thread_replicas) c.replica_per_thread();
   w_sum_ = std::make_unique<Buffer<float, 2>>(w_, apply::sum(), c);
   if (o_.step == Step::adagrad) {
     g2_ = DistArray<double, 1>::zeros(rt, {rows_});
@@ -60,7 +61,7 @@ std::int64_t StrataMlr::clock_for(const Problem& p, const Options& o, int ranks,
   std::int64_t samples = o.clock_every;
   if (samples < 0) {
     samples = auto_clock(static_cast<std::int64_t>(p.train.size()), train_nonzeros(p), model_rows(p.features, o),
-                         p.classes, ranks, threads, o.hybrid);
+                         p.classes, ranks, threads, o.hybrid && !o.thread_replicas);
   }
   return samples == 0 ? 0 : std::max<std::int64_t>(1, samples / o.batch);
 }

@@ -61,6 +61,7 @@ slr::Options make_options(const RunConfig& c) {
   o.bias = c.options.choice("bias", {"yes", "no"}) == "yes";
   const RelaxedSettings relaxed = relaxed_settings(c);
   o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
+  o.thread_replicas = relaxed.thread_replicas;
   if (o.step == slr::Step::adarevision && o.l1 > 0)
     throw OptionError(
         "--l1 needs a step that shrinks weights itself (ftrl, adagrad or plain); adarevision takes --l2");
@@ -94,7 +95,9 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const std::int64_t clock = slr::StrataSlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l1 {}, l2 {}, {}{}", p.source, p.train.size(),
                    p.test.size(), c.options.text("step"), o.lr, o.l1, o.l2, o.bias ? "bias" : "no bias",
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread"
+                                                                                   : "Hybrid")
+                                                                : fmt::format("SSP {}", o.staleness),
                                                clock ? fmt::format("a clock every {} samples a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());

@@ -29,6 +29,7 @@ struct Options {
   float l1 = 0, l2 = 0;        ///< elastic-net weights (per occurrence of a feature)
   bool bias = true;            ///< an intercept: one more weight, on a feature every sample holds
   bool hybrid = true;          ///< Strata: Hybrid consistency (lock-free inside a rank), else SSP
+  bool thread_replicas = false;  ///< Strata, Hybrid: a replica of the weights per worker thread
   int staleness = 0;           ///< SSP bound (0: BSP; Hybrid needs 0)
   std::int64_t clock_every = -1;  ///< iterations of a worker per clock; -1: auto_clock's choice
 };

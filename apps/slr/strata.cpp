@@ -69,6 +69,7 @@ StrataSlr::StrataSlr(Runtime& rt, const Problem& problem, const Options& options
   o_.clock_every = clock_for(problem, options, rt.size(), rt.threads());
   Consistency c = o_.hybrid ? hybrid() : ssp(o_.staleness);
   c.every(o_.clock_every);
+  if (o_.thread_replicas) c.replica_per_thread();
   const Shape<1> shape = w_.shape();
   if (o_.step == Step::plain || o_.step == Step::adagrad) w_sum_ = sum_buffer(w_, c);
   if (o_.step == Step::adagrad) {
@@ -90,7 +91,7 @@ std::int64_t StrataSlr::clock_for(const Problem& p, const Options& o, int ranks,
   std::int64_t nonzeros = 0;
   for (const Sample& s : p.train) nonzeros += s.nnz;
   return apps::auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks,
-                          threads, o.hybrid);
+                          threads, o.hybrid && !o.thread_replicas);
 }
 
 RelaxedStats StrataSlr::stats() const {
@@ -101,20 +102,22 @@ template <Step S>
 void StrataSlr::pass_with() {
   const std::int32_t* feature = p_.feature.data();
   const float* value = p_.value.data();
-  auto body = [&](const Index<1>&, const Sample& s) {
+  auto body = [&, feature, value](const Index<1>&, const Sample& s) {
     const Access<S> a(*this);
     float* read = weights_read(static_cast<std::size_t>(s.nnz) + 1);
     float z = read[0] = o_.bias ? a.weight(bias_) : 0.0f;
-    for (std::int64_t k = 0; k < s.nnz; ++k)
-      z += (read[k + 1] = a.weight(feature[s.begin + k])) * value[s.begin + k];
+    const std::int32_t* f = feature + s.begin;
+    const float* x = value + s.begin;
+    const std::int64_t n = s.nnz;
+    for (std::int64_t k = 0; k < n; ++k)
+      z += (read[k + 1] = a.weight(f[k])) * x[k];
     double loss = 0;
     std::int64_t correct = 0;
     measure(sigmoid(z), s.label, loss, correct);
     pass_loss_ += loss;
     pass_correct_ += correct;
     const float g = sigmoid(z) - s.label;
-    for (std::int64_t k = 0; k < s.nnz; ++k)
-      a.step(feature[s.begin + k], g * value[s.begin + k], read[k + 1]);
+    for (std::int64_t k = 0; k < n; ++k) a.step(f[k], g * x[k], read[k + 1]);
     if (o_.bias) a.step(bias_, g, read[0]);
   };
   report_ = run_or_explain(explaining_, X_, body, loop_);

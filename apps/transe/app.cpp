@@ -54,6 +54,7 @@ transe::Options make_options(const RunConfig& c) {
   o.seed = c.seed;
   const RelaxedSettings relaxed = relaxed_settings(c);
   o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
+  o.thread_replicas = relaxed.thread_replicas;
   return o;
 }
 
@@ -78,7 +79,9 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const std::int64_t clock = transe::StrataTranse::clock_for(g, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} held-out triples ranked; dim {}, margin {}, lr {}, L{}, batch {}{}", g.source, g.test.size(),
                    o.dim, o.margin, o.lr, o.norm, o.batch,
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? "Hybrid" : fmt::format("SSP {}", o.staleness),
+                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread"
+                                                                                   : "Hybrid")
+                                                                : fmt::format("SSP {}", o.staleness),
                                                clock ? fmt::format("a clock every {} batches a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(g.train.size());

@@ -38,6 +38,7 @@ struct Options {
   std::int32_t batch = 100;    ///< triples whose relation steps are summed
   std::uint64_t seed = 42;
   bool hybrid = true;          ///< Strata: Hybrid consistency (lock-free inside a rank), else SSP
+  bool thread_replicas = false;  ///< Strata, Hybrid: a replica of the rows per worker thread
   int staleness = 0;
   std::int64_t clock_every = -1;  ///< batches of a worker per clock; -1: automatic
 };

@@ -66,9 +66,7 @@ word2vec::Options make_options(const RunConfig& c) {
   o.seed = c.seed;
   const RelaxedSettings relaxed = relaxed_settings(c);
   o.hybrid = relaxed.hybrid, o.staleness = relaxed.staleness, o.clock_every = relaxed.clock_every;
-  o.thread_replicas = c.options.choice("replicas", {"rank", "thread"}) == "thread";
-  if (o.thread_replicas && !o.hybrid)
-    throw OptionError("--replicas thread goes with --consistency hybrid (a replica per thread is Hybrid's)");
+  o.thread_replicas = relaxed.thread_replicas;
   return o;
 }
 

@@ -22,6 +22,42 @@ expect_error() {
   grep -q -- "$pattern" err.txt || fail "strata $*: stderr '$(head -c 300 err.txt)' lacks '$pattern'"
 }
 
+# csv_column FILE NAME: the number of column NAME in a --metrics file (its header follows a comment line).
+csv_column() { grep -v '^#' "$1" | head -1 | tr ',' '\n' | grep -n "^$2\$" | cut -d: -f1; }
+
+# check_thread_replicas APP METRIC TOLERANCE ARGS...: `--replicas thread` on a Hybrid
+# app. Two runs on 2 threads print the same training and held-out METRIC every pass (a
+# replica per thread makes a run deterministic), the last held-out METRIC is within
+# TOLERANCE (a fraction) of the serial program's, one thread equals the serial program
+# pass by pass (one worker has nothing to merge), the run says so, and SSP refuses it.
+check_thread_replicas() {
+  local app=$1 metric=$2 tolerance=$3
+  shift 3
+  "$strata" train "$app" "$@" --serial --metrics rs.csv >rs.txt 2>&1 || fail "$app serial: $(cat rs.txt)"
+  local k
+  for k in 1 2; do
+    "$strata" train "$app" "$@" --threads 2 --replicas thread --metrics r$k.csv >r.txt 2>&1 ||
+      fail "$app --replicas thread: $(cat r.txt)"
+  done
+  grep -q "Hybrid, a replica per thread" r.txt || fail "$app --replicas thread: the run does not say so: $(sed -n 2p r.txt)"
+  local m l
+  m=$(csv_column r1.csv "$metric")
+  l=$(csv_column r1.csv loss)
+  [ -n "$m" ] && [ -n "$l" ] || fail "$app: no $metric or loss column in $(grep -v '^#' r1.csv | head -1)"
+  [ "$(grep -v '^#' r1.csv | cut -d, -f1,"$l","$m")" = "$(grep -v '^#' r2.csv | cut -d, -f1,"$l","$m")" ] ||
+    fail "$app: two runs with a replica per thread differ: $(paste -d'|' r1.csv r2.csv | tail -2)"
+  local a b
+  a=$(tail -1 r1.csv | cut -d, -f"$m")
+  b=$(tail -1 rs.csv | cut -d, -f"$(csv_column rs.csv "$metric")")
+  awk -v a="$a" -v b="$b" -v t="$tolerance" 'BEGIN { d = a - b; if (d < 0) d = -d; s = b < 0 ? -b : b; exit !(d <= t * s) }' ||
+    fail "$app: held-out $metric $a with a replica per thread is not within $tolerance of serial's $b"
+  "$strata" train "$app" "$@" --threads 1 --replicas thread --metrics r1t.csv >r.txt 2>&1 ||
+    fail "$app --replicas thread, 1 thread: $(cat r.txt)"
+  [ "$(grep -v '^#' r1t.csv | cut -d, -f1,"$l","$m")" = "$(grep -v '^#' rs.csv | cut -d, -f1,"$l","$m")" ] ||
+    fail "$app: one thread with --replicas thread differs from serial: $(paste -d'|' r1t.csv rs.csv | tail -2)"
+  expect_error 1 "--replicas thread goes with --consistency hybrid" train "$app" "$@" --replicas thread --consistency ssp
+}
+
 # The test's last line: says how it went and exits 0 only if nothing failed.
 finish() {
   local name

@@ -99,4 +99,7 @@ expect_error 1 "mlr.txt says 101 x 3" predict mlr --model badmodel --data test.s
 printf '5 1:1\n5 2:1 1:1\n' >bad.svm
 expect_error 1 "bad.svm:2" predict mlr --model model --data bad.svm --out x.txt
 
+# A replica per thread (--replicas thread): deterministic, close to serial, one thread equal to it.
+check_thread_replicas mlr test_loss 0.05 --data train.svm --test test.svm --epochs 4
+
 finish

@@ -106,4 +106,7 @@ expect_error 1 "bad.model:8" predict slr --model bad.model --data test.svm --out
 printf '+1 1:1\n+1 2:1 1:1\n' >bad.svm
 expect_error 1 "bad.svm:2" predict slr --model model --data bad.svm --out x.txt
 
+# A replica per thread (--replicas thread): deterministic, close to serial, one thread equal to it.
+check_thread_replicas slr test_loss 0.05 --data train.svm --test test.svm --epochs 4
+
 finish
