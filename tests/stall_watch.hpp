@@ -27,13 +27,16 @@ class StallWatch {
   StallWatch(const StallWatch&) = delete;
   StallWatch& operator=(const StallWatch&) = delete;
 
-  /// Stops watching (idempotent); call it before reading stalls().
+  /// Stops watching (idempotent); call it right after what it watched, before reading
+  /// stalls() or elapsed().
   void stop() {
+    if (!thread_.joinable()) return;
     running_.store(false);
-    if (thread_.joinable()) thread_.join();
+    thread_.join();
+    watched_ = std::chrono::duration<double>(Clock::now() - start_).count();
   }
-  /// Seconds from the watch's start to now.
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  /// Seconds from the watch's start to its stop.
+  double elapsed() const { return watched_; }
   /// The stalls seen, [start, end) in seconds since the watch began; after stop().
   const std::vector<std::pair<double, double>>& stalls() const { return stalls_; }
 
@@ -52,6 +55,7 @@ class StallWatch {
   const Clock::time_point start_;
   std::atomic<bool> running_{true};
   std::vector<std::pair<double, double>> stalls_;
+  double watched_ = 0;
   std::thread thread_;  // last: starts after the members it uses
 };
 

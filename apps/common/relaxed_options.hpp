@@ -16,12 +16,18 @@
 namespace strata::apps {
 
 /// Declares --consistency, --staleness, --clock (`items` per worker between clocks;
-/// `clock_auto` says what auto means across ranks) and --replicas.
-inline void declare_relaxed_options(Settings& s, const std::string& items, const std::string& clock_auto) {
+/// `clock_auto` says what auto means across ranks, `replicas_auto` between replicas
+/// per thread on one rank) and --replicas.
+inline void declare_relaxed_options(Settings& s, const std::string& items, const std::string& clock_auto,
+                                    const std::string& replicas_auto) {
   s.declare("consistency", "hybrid", "hybrid (lock-free inside a rank) | ssp (--staleness)")
       .declare("staleness", "0", "SSP staleness bound (0: BSP; with --consistency ssp)")
-      .declare("clock", "auto", items + " per worker between clocks (0: one clock per pass; auto: 0 on one rank "
-                                "under Hybrid with --replicas rank, else " + clock_auto + ")")
+      .declare("clock", "auto",
+               items + " per worker between clocks (0: one clock per pass; auto: 0 on one rank under Hybrid" +
+                   (replicas_auto == clock_auto
+                        ? " with --replicas rank, else " + clock_auto
+                        : ", " + replicas_auto + " with --replicas thread, " + clock_auto + " across ranks") +
+                   ")")
       .declare("replicas", "rank",
                "with Hybrid: rank (a rank's threads share one copy of the model lock-free, as Hogwild) | thread "
                "(each worker thread keeps its own copy, merged at every clock: no cache line moves between the "
@@ -31,7 +37,7 @@ inline void declare_relaxed_options(Settings& s, const std::string& items, const
 /// Declares the relaxed options (declare_relaxed_options) and --holdout, --test,
 /// --patience, --keep.
 inline void declare_relaxed_classifier_options(Settings& s, const std::string& clock_auto) {
-  declare_relaxed_options(s, "samples", clock_auto);
+  declare_relaxed_options(s, "samples", clock_auto, clock_auto);
   s.declare("holdout", "0.1", "fraction of samples held out")
       .declare("test", "", "a LIBSVM file to measure on instead of --holdout")
       .declare("patience", "0", "stop after this many passes without a lower held-out log-loss (0: never)")
@@ -58,6 +64,13 @@ inline RelaxedSettings relaxed_settings(const RunConfig& c) {
   if (r.thread_replicas && !r.hybrid)
     throw OptionError("--replicas thread goes with --consistency hybrid (a replica per thread is Hybrid's)");
   return r;
+}
+
+/// How a run keeps its relaxed arrays, for its first line: "SSP s", "Hybrid", or
+/// "Hybrid, a replica per thread" (with one thread a rank there is nothing to replicate).
+inline std::string consistency_name(bool hybrid, bool thread_replicas, int staleness, int threads) {
+  if (!hybrid) return fmt::format("SSP {}", staleness);
+  return thread_replicas && threads > 1 ? "Hybrid, a replica per thread" : "Hybrid";
 }
 
 /// The loop options of an app whose model is written only through Buffers: its loop is

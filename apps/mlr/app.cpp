@@ -89,9 +89,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const std::int64_t clock = mlr::StrataMlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l2 {}, batch {}, {}{}", p.source, p.train.size(),
                    p.test.size(), c.options.text("step"), o.lr, o.l2, o.batch, o.bias ? "bias" : "no bias",
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread"
-                                                                                   : "Hybrid")
-                                                                : fmt::format("SSP {}", o.staleness),
+                   c.serial ? "" : fmt::format("; {}, {}",
+                                               consistency_name(o.hybrid, o.thread_replicas, o.staleness, rt.threads()),
                                                clock ? fmt::format("a clock every {} batches a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());

@@ -95,9 +95,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const std::int64_t clock = slr::StrataSlr::clock_for(p, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} training, {} held out; {} step, lr {}, l1 {}, l2 {}, {}{}", p.source, p.train.size(),
                    p.test.size(), c.options.text("step"), o.lr, o.l1, o.l2, o.bias ? "bias" : "no bias",
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread"
-                                                                                   : "Hybrid")
-                                                                : fmt::format("SSP {}", o.staleness),
+                   c.serial ? "" : fmt::format("; {}, {}",
+                                               consistency_name(o.hybrid, o.thread_replicas, o.staleness, rt.threads()),
                                                clock ? fmt::format("a clock every {} samples a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(p.train.size());

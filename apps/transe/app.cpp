@@ -79,9 +79,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
   const std::int64_t clock = transe::StrataTranse::clock_for(g, o, rt.size(), rt.threads());
   info(fmt::format("{}; {} held-out triples ranked; dim {}, margin {}, lr {}, L{}, batch {}{}", g.source, g.test.size(),
                    o.dim, o.margin, o.lr, o.norm, o.batch,
-                   c.serial ? "" : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread"
-                                                                                   : "Hybrid")
-                                                                : fmt::format("SSP {}", o.staleness),
+                   c.serial ? "" : fmt::format("; {}, {}",
+                                               consistency_name(o.hybrid, o.thread_replicas, o.staleness, rt.threads()),
                                                clock ? fmt::format("a clock every {} batches a worker", clock)
                                                      : std::string("one clock a pass"))));
   const auto items = static_cast<std::int64_t>(g.train.size());

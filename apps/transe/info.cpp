@@ -21,7 +21,7 @@ AppInfo transe_info() {
       .declare("lr", "0.1", "step size")
       .declare("norm", "2", "the distance |h + r - t|: 1 (L1) or 2 (L2)")
       .declare("batch", "100", "triples whose relation steps are summed and taken at once");
-  declare_relaxed_options(a.options, "batches", "about 10 a pass");
+  declare_relaxed_options(a.options, "batches", "about 10 a pass", "about 100 a pass");
   a.options.declare("holdout", "0.1", "fraction of the triples held out")
       .declare("test", "", "a file of held-out triples instead of --holdout (all of --data trains)")
       .declare("rank", "1000", "held-out triples ranked after each pass (each ranks its head and tail among "

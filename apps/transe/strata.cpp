@@ -37,13 +37,14 @@ StrataTranse::StrataTranse(Runtime& rt, const Graph& graph, const Options& optio
 
 std::int64_t StrataTranse::clock_for(const Graph& g, const Options& o, int ranks, int threads) {
   if (o.clock_every >= 0) return o.clock_every;
-  if (ranks == 1 && o.hybrid && !o.thread_replicas) return 0;  // the rank's threads share the rows
+  const bool replicas = o.thread_replicas && threads > 1;
+  if (ranks == 1 && o.hybrid && !replicas) return 0;  // the rank's threads share the rows
   const std::int64_t batches_total = (static_cast<std::int64_t>(g.train.size()) + o.batch - 1) / o.batch;
   // A replica per thread merges in memory, so it can clock as often as word2vec's do:
   // every relation row is written by every batch, and ten clocks a pass let a thread
   // take a tenth of a pass of steps from a stale relation row (held-out mean rank 27
   // against serial's 18 on the CLI test's graph).
-  const std::int64_t per_pass = o.thread_replicas && ranks == 1 ? 100 : 10;
+  const std::int64_t per_pass = replicas && ranks == 1 ? 100 : 10;
   return std::max<std::int64_t>(1, batches_total / (static_cast<std::int64_t>(ranks) * threads) / per_pass);
 }
 

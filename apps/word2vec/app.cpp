@@ -101,8 +101,8 @@ void train(Runtime& rt, const RunConfig& c, const InfoCallback& info, const Pass
       corpus.source, corpus.test.list.size(), c.options.text("update"), o.dim, o.window, o.negatives, o.noise_power,
       o.subsample, o.lr,
       c.serial ? ""
-               : fmt::format("; {}, {}", o.hybrid ? (o.thread_replicas ? "Hybrid, a replica per thread" : "Hybrid")
-                                                    : fmt::format("SSP {}", o.staleness),
+               : fmt::format("; {}, {}",
+                             consistency_name(o.hybrid, o.thread_replicas, o.staleness, rt.threads()),
                              clock ? fmt::format("a clock every {} sentences a worker", clock)
                                    : std::string("one clock a pass"))));
   const std::int64_t items = corpus.train_tokens();

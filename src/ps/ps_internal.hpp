@@ -326,9 +326,10 @@ class Table final : public detail::RelaxedBase {
   // own values. The rank's threads apply each clock while stopped (apply_own), so no
   // read sees a value change, and a copy would cost a write per change and the memory.
   bool direct_ = false;
-  // Several ranks, Hybrid or read-my-writes at staleness 0, every rank reading most
-  // of the array (table_replica.cpp): block_ caches every unit and is the rank's
-  // replica; adds fold into it only, and a clock exchanges what each replica changed.
+  // Hybrid or read-my-writes at staleness 0 with whole replicas (table_replica.cpp):
+  // several ranks each reading most of the array, or a replica per worker thread.
+  // block_ caches every unit and is the rank's (or thread 0's) replica; adds fold into
+  // a replica only, and a clock merges or exchanges what each replica changed.
   bool replica_ = false;
   Bytes snapshot_;  // the replica's values as of the last clock, the same on every rank
   // With a replica per thread (Consistency::replica_per_thread) each worker thread of

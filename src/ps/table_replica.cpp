@@ -1,4 +1,5 @@
-// A Hybrid table on several ranks as a whole replica per rank.
+// A Hybrid table as whole replicas: one per rank on several ranks, or one per worker
+// thread (Consistency::replica_per_thread) on any number of ranks.
 //
 // Hybrid (and read-my-writes at staleness 0) lets a rank's threads read and write one
 // cached copy of the array lock-free and makes the ranks agree at every clock. The
@@ -149,8 +150,10 @@ void Table::replica_tick(std::int64_t clock) {
 // every thread of the rank at once while the loop is stopped. A unit is merged on its
 // own (the replicas, snapshot and marks of one unit are all it touches), so the parts
 // take interleaved runs of kMergeRun units: the written units crowd at the ids of the
-// frequent rows, which a split in halves would give to one part, and a run's marks
-// fill a cache line no other part writes. Per unit, in thread order:
+// frequent rows, which a split in halves would give to one part. Runs are long enough
+// that parts write the same cache line only where two runs meet (the buffers are not
+// aligned to runs): a unit's bytes are only ever written by its own part. Per unit, in
+// thread order:
 // - the replicas that wrote it and whose bytes now differ from the snapshot;
 // - one such replica: the snapshot takes its value (no snapshot + difference
 //   rounding: its bits are those of the thread's adds, as in a serial run);
@@ -158,6 +161,8 @@ void Table::replica_tick(std::int64_t clock) {
 // - every replica takes the snapshot's value.
 void Table::replica_merge_part(int part, int parts) {
   constexpr std::size_t kMergeRun = 64;
+  STRATA_CHECK(part >= 0 && part < parts && 2 * static_cast<std::size_t>(parts) <= exchange_.part_rows.size(),
+               "a replica merge split into more parts than the rank has threads");
   const std::size_t row = row_bytes(), len = static_cast<std::size_t>(unit_len_);
   const auto units = static_cast<std::size_t>(units_);
   std::byte* snapshot = snapshot_.data();
