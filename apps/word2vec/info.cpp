@@ -29,7 +29,8 @@ AppInfo word2vec_info() {
                                     "sqrt(t/f) + t/f (0: keep all)")
       .declare("lr", "0.05", "first step size, decaying linearly to 0 over the run")
       .declare("min-count", "5", "words seen fewer times in the training sentences are dropped");
-  declare_relaxed_options(a.options, "sentences", "about 10 a pass", "about 100 a pass");
+  declare_relaxed_options(a.options, "sentences", "about 10 a pass",
+                          "one every 16,000 training tokens a worker (3 per vocabulary word if more)");
   a.options.declare("holdout", "0.1", "fraction of lines held out for the held-out loss")
       .declare("test", "", "a text file of held-out sentences instead of --holdout (all of --data trains)");
   return a;
