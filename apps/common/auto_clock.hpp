@@ -7,9 +7,14 @@
 
 namespace strata::apps {
 
+/// Whether each worker thread keeps a replica of its own (Consistency::replica_per_thread):
+/// asked for, and more than one thread a rank to keep apart. One thread has nothing to
+/// replicate: it runs as plain Hybrid.
+inline bool replicas_per_thread(bool thread_replicas, int threads) { return thread_replicas && threads > 1; }
+
 /// The clock a run gets when none is asked for. On one rank whose threads share the
-/// array lock-free (Hybrid, one replica a rank: `shared_in_rank`) one clock a pass
-/// (0). Across ranks, or between replicas per thread, each clock lets
+/// array lock-free (Hybrid without replicas per thread) one clock a pass (0). Across
+/// ranks, or between replicas per thread, each clock lets
 /// every worker's deltas meet: about 100 a pass per worker, at most 1,000 samples
 /// apart, since a hot feature (the bias) takes workers x clock steps from one stale
 /// value, and with one clock a pass on a small data set even an adaptive step
@@ -20,8 +25,8 @@ namespace strata::apps {
 /// weights; at least 10 clocks a pass), so that the exchanges cost about what
 /// computing does.
 inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t rows, int ranks,
-                               int threads, bool shared_in_rank) {
-  if (ranks == 1 && shared_in_rank) return 0;
+                               int threads, bool hybrid, bool thread_replicas) {
+  if (ranks == 1 && hybrid && !replicas_per_thread(thread_replicas, threads)) return 0;
   const std::int64_t per_worker = samples / (static_cast<std::int64_t>(ranks) * threads);
   const std::int64_t for_staleness = std::clamp<std::int64_t>(per_worker / 100, 1, 1000);
   const std::int64_t for_exchange = rows / std::max<std::int64_t>(1, nonzeros / std::max<std::int64_t>(1, samples));

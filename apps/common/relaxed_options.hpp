@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/app.hpp"
+#include "common/auto_clock.hpp"
 #include "strata/error.hpp"
 #include "strata/loop/loop_options.hpp"
 
@@ -70,7 +71,7 @@ inline RelaxedSettings relaxed_settings(const RunConfig& c) {
 /// "Hybrid, a replica per thread" (with one thread a rank there is nothing to replicate).
 inline std::string consistency_name(bool hybrid, bool thread_replicas, int staleness, int threads) {
   if (!hybrid) return fmt::format("SSP {}", staleness);
-  return thread_replicas && threads > 1 ? "Hybrid, a replica per thread" : "Hybrid";
+  return replicas_per_thread(thread_replicas, threads) ? "Hybrid, a replica per thread" : "Hybrid";
 }
 
 /// The loop options of an app whose model is written only through Buffers: its loop is

@@ -63,8 +63,8 @@ inline std::int32_t auto_batch(std::int64_t samples, std::int64_t nonzeros, std:
 /// (its rows rarely conflict: one clock a pass measured as accurate as Hybrid on
 /// threads), and a small dense one (Fashion-MNIST's 31 KB) keeps slr's rule.
 inline std::int64_t auto_clock(std::int64_t samples, std::int64_t nonzeros, std::int64_t rows, std::int64_t classes,
-                               int ranks, int threads, bool shared_in_rank) {
-  std::int64_t clock = apps::auto_clock(samples, nonzeros, rows, ranks, threads, shared_in_rank);
+                               int ranks, int threads, bool hybrid, bool thread_replicas) {
+  std::int64_t clock = apps::auto_clock(samples, nonzeros, rows, ranks, threads, hybrid, thread_replicas);
   if (clock == 0 || ranks == 1) return clock;
   const double per_worker = static_cast<double>(samples) / (static_cast<double>(ranks) * threads);
   const double per_sample = static_cast<double>(nonzeros) / std::max<double>(1, static_cast<double>(samples));

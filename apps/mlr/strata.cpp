@@ -61,7 +61,7 @@ std::int64_t StrataMlr::clock_for(const Problem& p, const Options& o, int ranks,
   std::int64_t samples = o.clock_every;
   if (samples < 0) {
     samples = auto_clock(static_cast<std::int64_t>(p.train.size()), train_nonzeros(p), model_rows(p.features, o),
-                         p.classes, ranks, threads, o.hybrid && !(o.thread_replicas && threads > 1));
+                         p.classes, ranks, threads, o.hybrid, o.thread_replicas);
   }
   return samples == 0 ? 0 : std::max<std::int64_t>(1, samples / o.batch);
 }

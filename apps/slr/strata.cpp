@@ -91,7 +91,7 @@ std::int64_t StrataSlr::clock_for(const Problem& p, const Options& o, int ranks,
   std::int64_t nonzeros = 0;
   for (const Sample& s : p.train) nonzeros += s.nnz;
   return apps::auto_clock(static_cast<std::int64_t>(p.train.size()), nonzeros, model_size(p.features, o), ranks,
-                          threads, o.hybrid && !(o.thread_replicas && threads > 1));
+                          threads, o.hybrid, o.thread_replicas);
 }
 
 RelaxedStats StrataSlr::stats() const {

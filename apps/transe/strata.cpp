@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "common/auto_clock.hpp"
+
 namespace strata::apps::transe {
 
 // One body call's readers and writers (each taken once per call).
@@ -37,7 +39,7 @@ StrataTranse::StrataTranse(Runtime& rt, const Graph& graph, const Options& optio
 
 std::int64_t StrataTranse::clock_for(const Graph& g, const Options& o, int ranks, int threads) {
   if (o.clock_every >= 0) return o.clock_every;
-  const bool replicas = o.thread_replicas && threads > 1;
+  const bool replicas = replicas_per_thread(o.thread_replicas, threads);
   if (ranks == 1 && o.hybrid && !replicas) return 0;  // the rank's threads share the rows
   const std::int64_t batches_total = (static_cast<std::int64_t>(g.train.size()) + o.batch - 1) / o.batch;
   // A replica per thread merges in memory, so it can clock as often as word2vec's do:

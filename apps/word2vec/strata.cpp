@@ -3,6 +3,7 @@
 // sentences a parallel_for. Kept line for line alike with serial.cpp.
 #include "word2vec/strata.hpp"
 
+#include "common/auto_clock.hpp"
 #include "strata/kernels.hpp"
 
 namespace strata::apps::word2vec {
@@ -48,7 +49,7 @@ StrataWord2vec::StrataWord2vec(Runtime& rt, const Corpus& corpus, const Options&
 std::int64_t StrataWord2vec::clock_for(const Corpus& c, const Options& o, int ranks, int threads) {
   constexpr std::int64_t kReplicaClockTokens = 16000;
   if (o.clock_every >= 0) return o.clock_every;
-  const bool replicas = o.thread_replicas && threads > 1;
+  const bool replicas = replicas_per_thread(o.thread_replicas, threads);
   if (ranks == 1 && o.hybrid && !replicas) return 0;
   const auto sentences = static_cast<std::int64_t>(c.train.list.size());
   const auto per_worker = sentences / (static_cast<std::int64_t>(ranks) * threads);

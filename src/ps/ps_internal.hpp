@@ -347,9 +347,8 @@ class Table final : public detail::RelaxedBase {
     std::vector<std::int32_t> slot;      // per unit: its row in this rank's part, or -1
     std::vector<std::vector<std::uint8_t>> written;  // per replica, per unit: folded into since the last clock
     std::vector<std::uint8_t*> written_ptrs;         // written[t].data(), for CacheView::written_by
-    Bytes scratch;                                   // one row's difference
-    // One rank: per part of a shared merge (replica_merge_part), a row for the sum of
-    // the replicas' differences and one for the next difference.
+    // Per part of a merge (replica_merge_part; the gather is one part), a row for the
+    // sum of the replicas' differences and one for the next difference.
     std::vector<Bytes> part_rows;
   } exchange_;
   detail::CacheView view_;  // block_ as reads find units in it (set by lay_out)

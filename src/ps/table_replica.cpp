@@ -60,10 +60,9 @@ void Table::replica_allocate() {
   for (auto& w : exchange_.written) exchange_.written_ptrs.push_back(w.data());
   exchange_.touched.assign(units, 0);
   exchange_.slot.assign(units, -1);
-  exchange_.part_rows.resize(replica_ && rt_.size() == 1 ? 2 * static_cast<std::size_t>(T) : 0);
+  exchange_.part_rows.resize(replica_ ? 2 * static_cast<std::size_t>(T) : 0);
   for (auto& r : exchange_.part_rows) r.resize(row_bytes());
   exchange_.parts.resize(replica_ ? static_cast<std::size_t>(rt_.size()) : 0);
-  exchange_.scratch.resize(row_bytes());
   view_.written = replica_ ? exchange_.written[0].data() : nullptr;
   view_.blocks = T > 1 ? replicas_.data() : nullptr;
   view_.written_by = T > 1 ? exchange_.written_ptrs.data() : nullptr;
@@ -119,8 +118,9 @@ void Table::replica_gather_changes() {
       exchange_.touched[unit] = 1;
       ops_.difference(out, now, snapshot + unit * row, len);
     } else {
-      ops_.difference(exchange_.scratch.data(), now, snapshot + unit * row, len);
-      ops_.add_run(out, exchange_.scratch.data(), len);
+      std::byte* next = exchange_.part_rows[1].data();  // the one part's row for a difference
+      ops_.difference(next, now, snapshot + unit * row, len);
+      ops_.add_run(out, next, len);
     }
   }
   for (const auto u : mine) {

@@ -57,21 +57,7 @@ awk -v a="$a" -v b="$b" 'BEGIN { exit !(a < b * 1.05 && a > b * 0.95) }' ||
 # A replica per thread: two threads give the same losses on every run, the rows
 # learn (the held-out loss within 5 % of the serial program's), and on one thread it
 # is the serial program.
-for k in 1 2; do
-  "$strata" train word2vec --data train.txt --test test.txt --epochs 2 --dim 20 --threads 2 --replicas thread \
-    --metrics replicas_$k.csv >replicas.txt 2>&1 || fail "--replicas thread: $(cat replicas.txt)"
-done
-grep -q "Hybrid, a replica per thread, a clock every" replicas.txt || fail "replicas' clock: $(sed -n 2p replicas.txt)"
-[ "$(grep -v '^#' replicas_1.csv | cut -d, -f1,"$lcol-$col")" = "$(grep -v '^#' replicas_2.csv | cut -d, -f1,"$lcol-$col")" ] ||
-  fail "two runs with a replica per thread differ: $(paste -d'|' replicas_1.csv replicas_2.csv | tail -2)"
-a=$(tail -1 replicas_1.csv | cut -d, -f"$col")
-b=$(tail -1 serial_window.csv | cut -d, -f"$col")
-awk -v a="$a" -v b="$b" 'BEGIN { exit !(a < b * 1.05 && a > b * 0.95) }' ||
-  fail "replicas' held-out loss $a is not within 5 % of serial's $b"
-"$strata" train word2vec --data train.txt --test test.txt --epochs 2 --dim 20 --threads 1 --replicas thread \
-  --metrics replicas_one.csv >replicas.txt 2>&1 || fail "--replicas thread, 1 thread: $(cat replicas.txt)"
-[ "$(grep -v '^#' replicas_one.csv | cut -d, -f1,"$lcol-$col")" = "$(grep -v '^#' serial_window.csv | cut -d, -f1,"$lcol-$col")" ] ||
-  fail "one thread with --replicas thread differs from serial"
+check_thread_replicas word2vec test_loss 0.05 --data train.txt --test test.txt --epochs 2 --dim 20
 
 # A run resumed from its checkpoints restores every pass and saves the same vectors;
 # the planted ring's similarity of a restored pass is not known (nan), the rest are
@@ -89,7 +75,6 @@ grep -v '^#' again.csv | tail -n +2 | cut -d, -f8 | grep -qv '^nan$' && fail "a 
 # Bad options and files: one line each, naming what is wrong.
 expect_error 1 "--update: 'cbow' is not one of" train word2vec --data train.txt --update cbow
 expect_error 1 "--replicas: 'core' is not one of" train word2vec --data train.txt --replicas core
-expect_error 1 "--replicas thread goes with --consistency hybrid" train word2vec --data train.txt --replicas thread --consistency ssp
 expect_error 1 "--min-count: 0 is outside" train word2vec --data train.txt --min-count 0
 expect_error 1 "--test: cannot open text file 'missing.txt'" train word2vec --data train.txt --test missing.txt
 expect_error 1 "--holdout and --test both" train word2vec --data train.txt --test test.txt --holdout 0.2
