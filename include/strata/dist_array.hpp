@@ -291,6 +291,7 @@ class DistArray : public detail::ArrayBase {
   std::size_t element_size() const override { return sizeof(T); }
   std::span<std::byte> local_bytes() override { return std::as_writable_bytes(local_values()); }
   void travel_begin() override;
+  void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems) override;
   void travel_begin(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) override;
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) override;
   void travel_drop() override;

@@ -82,20 +82,6 @@ void OwnershipTable::make_arrays_lockable(std::span<const std::uint32_t> units) 
   }
 }
 
-std::vector<OwnershipTable::WrittenUnits> OwnershipTable::written_units() const {
-  std::vector<WrittenUnits> out;
-  for (const Tracked& t : arrays_) {
-    WrittenUnits w{t.array->array_id(),
-                   t.array->element_size() * (t.by_row ? static_cast<std::size_t>(t.shape.back()) : 1), t.by_row, {}};
-    for (std::size_t k = 0; k < t.count; ++k) {
-      const std::size_t at = t.first + k * t.stride;
-      if (!lockable_[at] && (seen(at) & strata::detail::ClaimView::written)) w.units.push_back(k);
-    }
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
 void OwnershipTable::mark_only() { marks_.assign(states_.size(), 0); }
 
 void OwnershipTable::attach_views() {

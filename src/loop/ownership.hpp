@@ -96,22 +96,26 @@ class OwnershipTable {
   bool same_units(const OwnershipTable& other) const;
 
   // ---- groups spread over ranks (loop/spread.hpp) --------------------------------
-  /// The units one tracked array's run wrote on this rank: row-major unit numbers (rows
-  /// of an array tracked by row, else elements), ascending, each `unit_bytes` long in
-  /// the array's whole row-major storage.
-  struct WrittenUnits {
-    std::uint64_t array_id = 0;
-    std::size_t unit_bytes = 0;
-    bool by_row = false;
-    std::vector<std::uint64_t> units;
-  };
-  /// Per tracked array, in table order. Lockable units are not reported (a plan with
-  /// split groups runs on one rank).
-  std::vector<WrittenUnits> written_units() const;
-  /// Whether this rank's run touched (read or wrote) unit `unit` of tracked array `k`.
-  bool touched(std::size_t k, std::uint64_t unit) const {
-    return seen(arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride) != 0;
+  /// The tracked arrays, in table order, and the elements of one of their units (a
+  /// row's for an array tracked by row, else 1).
+  std::size_t tracked_arrays() const { return arrays_.size(); }
+  std::uint64_t array_id(std::size_t k) const { return arrays_[k].array->array_id(); }
+  bool by_row(std::size_t k) const { return arrays_[k].by_row; }
+  std::size_t unit_elems(std::size_t k) const {
+    return arrays_[k].by_row ? static_cast<std::size_t>(arrays_[k].shape.back()) : 1;
   }
+  /// Calls f(k, unit, place) for every unit of every tracked array: k its array in
+  /// table order, `unit` its row-major number in the array (rows of an array tracked
+  /// by row, else elements), `place` its number as unit_of gives it; ascending units.
+  template <class F>
+  void for_each_unit(F&& f) const {
+    for (std::size_t k = 0; k < arrays_.size(); ++k)
+      for (std::size_t u = 0; u < arrays_[k].count; ++u) f(k, static_cast<std::uint64_t>(u), arrays_[k].first + u * arrays_[k].stride);
+  }
+  /// What this rank's run did to the unit at `place` (unit_of's numbering):
+  /// ClaimView's touched and written bits. Lockable units read as untouched (a plan
+  /// with split groups runs on one rank).
+  std::uint8_t seen_at(std::size_t place) const { return lockable_[place] ? 0 : seen(place); }
   /// One worker claims everything on this rank (a spread plan with one thread a
   /// rank): nothing can conflict within the rank, so claims only mark what the run
   /// touched and wrote, a byte per unit. The bytes stay in cache where the 64-bit
@@ -121,7 +125,7 @@ class OwnershipTable {
   /// While attached, the tracked arrays' accessors take the common claims in place
   /// (strata::detail::ClaimView: a mark, or a check that the worker holds the unit),
   /// which spares a call per access. Their storage must hold the whole array (one
-  /// rank, or a spread plan's whole copies).
+  /// rank, or a spread plan's copies, which address the whole array).
   void attach_views();
   void detach_views();
 

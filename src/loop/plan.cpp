@@ -290,9 +290,9 @@ std::string Plan::explain() const {
                        analysis::to_string(choice.strategy), threads);
   if (spread)
     out += fmt::format("  spread: the conflict groups are placed on all {} workers of the {} ranks; each rank keeps a "
-                       "copy of the iterations it runs, every call copies the arrays the loop touches whole to every "
-                       "rank and exchanges the rows or elements each rank wrote (a unit one rank wrote and another "
-                       "touched refuses the run)\n",
+                       "copy of the iterations it runs and, for each call, fetches the rows or elements its groups "
+                       "touch from their owners and returns those it wrote (a rank that touches a unit its groups "
+                       "did not, or writes one another rank's groups touch, refuses the run)\n",
                        workers, ranks);
   if (space_bounds.size() > 1)
     out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));
@@ -308,7 +308,9 @@ std::string Plan::explain() const {
                       : r.placement == Placement::replicated ? "read-only, copied whole to every rank for the loop"
                       : r.placement == Placement::cached     ? "relaxed: read from each rank's cache of its read set, "
                                                                "written through its Buffer to the owners"
-                      : spread && (r.read || r.written)      ? "copied whole to every rank for each call"
+                      : spread && r.written                  ? "written: each rank holds its part and the units its "
+                                                               "groups touch during a call"
+                      : spread && r.read                     ? "read-only, copied whole to every rank for each call"
                                                              : "used where it is";
     out += fmt::format("  array {}: {}{}\n", r.name, how,
                        r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");

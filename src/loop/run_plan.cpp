@@ -309,9 +309,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
         replicas.push_back(a);
       }
 
-  // Spread groups: every array the loop touches in place, whole on every rank.
-  std::optional<WholeCopies> whole;
-  if (plan.hosted) whole.emplace(plan);
+  // Spread groups: the arrays the loop touches in place, on every rank (what its
+  // groups touch of those it writes, the rest whole).
+  std::optional<CallCopies> copies;
+  if (plan.hosted) copies.emplace(plan, /*whole=*/false);
 
   // Relaxed arrays: their tables start a run; the body's reads of them go to the
   // caches through each thread's observer.
@@ -398,9 +399,9 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     if (relaxed.active()) relaxed.end();
     for (auto* a : replicas) a->travel_drop();
     std::string failure = verify ? first_failure(rt, failures) : std::string();
-    if (whole) {  // the units each rank wrote go to every rank, unless the run was refused
-      if (failure.empty() && owners) failure = whole->merge(rt, *owners);
-      whole.reset();
+    if (copies) {  // the units each rank wrote go to their owners, unless the run was refused
+      if (failure.empty() && owners) failure = copies->merge(rt, *owners);
+      copies.reset();
     }
     plan.last_run_seconds = seconds_since(run_start);
     const auto sent = static_cast<std::int64_t>(rt.comm().bytes_sent_total() - sent_before);

@@ -1,5 +1,4 @@
 // Conflict groups spread over every rank (loop/spread.hpp).
-#include "strata/detail/free_now.hpp"
 #include "loop/spread.hpp"
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
 #include "loop/split_groups.hpp"
+#include "strata/detail/array_movement.hpp"
+#include "strata/detail/free_now.hpp"
 #include "strata/error.hpp"
 #include "strata/random.hpp"
 
@@ -84,17 +85,61 @@ void keep_only(HostedSpace& h, const HostedSpace& whole, std::vector<std::int64_
   h.source_fingerprint = whole.source_fingerprint;
 }
 
-// "emb[17, :]" or "count[5]": how a conflict names a unit.
-std::string unit_label(const OwnershipTable::WrittenUnits& w, std::uint64_t unit) {
-  const auto* a = strata::detail::ArrayBase::find_array(w.array_id);
+// "emb[17, :]" or "count[5]": how a refusal names unit `unit` of tracked array k.
+std::string unit_label(const OwnershipTable& table, std::size_t k, std::uint64_t unit) {
+  const auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
   auto shape = a->shape_vector();
-  if (w.by_row) shape.pop_back();
+  if (table.by_row(k)) shape.pop_back();
   std::vector<std::int64_t> index(shape.size());
   for (std::size_t d = shape.size(); d-- > 0;) {
     index[d] = static_cast<std::int64_t>(unit % static_cast<std::uint64_t>(shape[d]));
     unit /= static_cast<std::uint64_t>(shape[d]);
   }
-  return fmt::format("{}[{}{}]", strata::detail::array_label(*a), fmt::join(index, ", "), w.by_row ? ", :" : "");
+  return fmt::format("{}[{}{}]", strata::detail::array_label(*a), fmt::join(index, ", "), table.by_row(k) ? ", :" : "");
+}
+
+// The rank owning the first element of unit `unit` (unit_elems elements) of `a`.
+int owner_of_unit(const strata::detail::ArrayBase& a, std::uint64_t unit, std::size_t unit_elems,
+                  std::vector<std::int64_t>& index) {
+  const auto& dist = a.distribution_of();
+  std::uint64_t at = unit * unit_elems;
+  for (std::size_t d = index.size(); d-- > 0;) {
+    const auto e = static_cast<std::uint64_t>(dist.shape()[d]);
+    index[d] = static_cast<std::int64_t>(at % e);
+    at /= e;
+  }
+  return dist.owner(index.data());
+}
+
+// Per array the loop writes in place: the units this rank's iterations touched when
+// planned, and those no other rank's touched (HostedSpace::Units). `units` holds the
+// place (table.unit_of) of every access, `rank_of` every iteration's rank.
+std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
+                                              const std::vector<analysis::ElementAccess>& accesses,
+                                              const std::vector<std::uint64_t>& units,
+                                              const std::vector<std::int32_t>& rank_of, int rank) {
+  constexpr std::int32_t kNobody = -1, kSeveral = -2;
+  std::vector<std::int32_t> toucher(table.units(), kNobody);
+  std::vector<std::uint8_t> mine(table.units(), 0);
+  for (std::size_t k = 0; k < accesses.size(); ++k) {
+    const std::uint64_t place = units[k];
+    if (place == OwnershipTable::kNoUnit) continue;  // an array the table does not track
+    const std::int32_t r = rank_of[static_cast<std::size_t>(accesses[k].iteration)];
+    std::int32_t& t = toucher[place];
+    t = t == kNobody || t == r ? r : kSeveral;
+    if (r == rank) mine[place] = 1;
+  }
+  std::vector<HostedSpace::Units> out(table.tracked_arrays());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    out[k].array_id = table.array_id(k);
+    out[k].unit_elems = table.unit_elems(k);
+  }
+  table.for_each_unit([&](std::size_t k, std::uint64_t unit, std::size_t place) {
+    if (!mine[place]) return;
+    out[k].needed.push_back(unit);
+    if (toucher[place] == rank) out[k].exclusive.push_back(unit);
+  });
+  return out;
 }
 
 }  // namespace
@@ -119,25 +164,29 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   const SpaceView all = whole.view(space);
   const std::int64_t n = all.local_nnz;
   std::vector<analysis::ElementAccess> accesses;
+  std::vector<std::uint64_t> units;  // per access, its unit in `table` (kNoUnit: an array only read)
+  const OwnershipTable table(plan);  // numbers the units of the arrays written in place
   {
     // Subscripts may depend on the arrays' values: the pass reads them whole.
-    WholeCopies copies(plan);
-    for (auto& rec : reconnoitre(all, body, true, 1, row_keyed))
+    CallCopies copies(plan, /*whole=*/true);
+    for (auto& rec : reconnoitre(all, body, true, 1, row_keyed, &table)) {
       accesses.insert(accesses.end(), rec.elements().begin(), rec.elements().end());
+      units.insert(units.end(), rec.units().begin(), rec.units().end());
+    }
   }
   const auto g = analysis::conflict_groups(n, accesses);
-  strata::detail::free_now(accesses);
   // A group rank 0's threads would split (split_groups.cpp: above 1.1x a thread's
   // share) runs faster split there than whole on one worker.
   const std::int64_t largest = g.group_size.empty() ? 0 : *std::max_element(g.group_size.begin(), g.group_size.end());
   const bool gather = T > 1 && static_cast<double>(largest) > kSplitAbove * static_cast<double>(n) / T;
   const auto worker_of = analysis::pack_groups(g.group_size, W);
   std::vector<std::int64_t> load(static_cast<std::size_t>(W), 0), mine;
-  std::vector<std::int32_t> thread_of;
+  std::vector<std::int32_t> thread_of, rank_of(static_cast<std::size_t>(n));
   std::uint64_t placement = 0;  // a hash of every iteration's worker
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int32_t w = worker_of[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])];
     ++load[static_cast<std::size_t>(w)];
+    rank_of[static_cast<std::size_t>(i)] = w / T;
     placement = mix64(placement ^ static_cast<std::uint64_t>(w));
     if (w / T != rt.rank()) continue;
     mine.push_back(i);
@@ -156,17 +205,32 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   plan.imbalance = n > 0 ? static_cast<double>(most) * W / static_cast<double>(n) : 1.0;
   auto hosted = std::make_shared<HostedSpace>();
   keep_only(*hosted, whole, std::move(mine), static_cast<std::size_t>(space.dims), space.elem_size);
+  hosted->units = planned_units(table, accesses, units, rank_of, rt.rank());
+  strata::detail::free_now(accesses);
+  strata::detail::free_now(units);
+  // Each call, summed over ranks: read-only arrays whole to every other rank; of a
+  // written array, the needed units a rank asks of other owners (8 bytes a request,
+  // then the unit) and at most its exclusive ones back.
+  std::int64_t bytes = 0;
+  for (const auto& role : plan.roles) {
+    if (role.written || !role.read) continue;
+    if (const auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
+      std::int64_t whole_bytes = static_cast<std::int64_t>(a->element_size());
+      for (const auto e : a->shape_vector()) whole_bytes *= e;
+      bytes += rt.rank() == 0 ? whole_bytes * (plan.ranks - 1) : 0;
+    }
+  }
+  for (const auto& u : hosted->units) {
+    const auto* a = strata::detail::ArrayBase::find_array(u.array_id);
+    const auto unit_bytes = static_cast<std::int64_t>(u.unit_elems * a->element_size());
+    std::vector<std::int64_t> index(static_cast<std::size_t>(a->dimension_count()));
+    for (const auto unit : u.needed)
+      if (owner_of_unit(*a, unit, u.unit_elems, index) != rt.rank()) bytes += 8 + unit_bytes;
+    for (const auto unit : u.exclusive)
+      if (owner_of_unit(*a, unit, u.unit_elems, index) != rt.rank()) bytes += 8 + unit_bytes;
+  }
+  plan.bytes_per_pass = comm.allreduce(bytes, ReduceOp::sum);
   plan.hosted = std::move(hosted);
-  // Each call, summed over ranks: every rank's part of each touched array to every
-  // other rank, and (at most) every unit of a written array to every other rank.
-  plan.bytes_per_pass = 0;
-  for (const auto& role : plan.roles)
-    if (role.read || role.written)
-      if (const auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
-        std::int64_t bytes = static_cast<std::int64_t>(a->element_size());
-        for (const auto e : a->shape_vector()) bytes *= e;
-        plan.bytes_per_pass += bytes * (plan.ranks - 1) * (role.written ? 2 : 1);  // at most: every unit written
-      }
   return thread_of;
 }
 
@@ -183,66 +247,69 @@ SpaceView run_view(const Plan& plan, const SpaceView& given) {
   return plan.hosted ? plan.hosted->view(real) : real;
 }
 
-WholeCopies::WholeCopies(const Plan& plan) {
+CallCopies::CallCopies(const Plan& plan, bool whole) : plan_(plan) {
   try {
-    for (const auto& role : plan.roles)
-      if (role.read || role.written)
-        if (auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
-          a->travel_begin();
-          arrays_.push_back(a);
-        }
+    for (const auto& role : plan.roles) {
+      if (!role.read && !role.written) continue;
+      auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+      if (!a) continue;
+      const HostedSpace::Units* units = nullptr;
+      if (!whole && plan.hosted)
+        for (const auto& u : plan.hosted->units)
+          if (u.array_id == role.array_id) units = &u;
+      if (units) a->travel_begin_units(units->needed, units->unit_elems);
+      else a->travel_begin();
+      arrays_.push_back(a);
+    }
   } catch (...) {  // those copied go back to their parts (the destructor will not run)
     for (auto* a : arrays_) a->travel_drop();
     throw;
   }
 }
 
-WholeCopies::~WholeCopies() {
+CallCopies::~CallCopies() {
   for (auto* a : arrays_) a->travel_drop();
 }
 
-std::string WholeCopies::merge(Runtime& rt, const OwnershipTable& table) {
-  // Mine, per tracked array: the count of units, the units, then their bytes.
-  const auto written = table.written_units();
-  Bytes mine;
-  auto put = [&](const void* p, std::size_t bytes) {
-    const auto* b = static_cast<const std::byte*>(p);
-    mine.insert(mine.end(), b, b + bytes);
-  };
-  for (const auto& w : written) {
-    const auto count = static_cast<std::uint64_t>(w.units.size());
-    put(&count, sizeof count);
-    put(w.units.data(), w.units.size() * sizeof(std::uint64_t));
-    const auto bytes = strata::detail::ArrayBase::find_array(w.array_id)->local_bytes();
-    for (const auto u : w.units) put(bytes.data() + u * w.unit_bytes, w.unit_bytes);
-  }
-  std::vector<Bytes> parts = rt.comm().allgatherv(mine);
-  std::string conflict;
-  for (int q = 0; q < rt.size(); ++q) {
-    if (q == rt.rank()) continue;
-    const Bytes& part = parts[static_cast<std::size_t>(q)];
-    std::size_t at = 0;
-    for (std::size_t k = 0; k < written.size(); ++k) {
-      std::uint64_t count;
-      std::memcpy(&count, part.data() + at, sizeof count);
-      at += sizeof count;
-      const std::byte* units = part.data() + at;
-      const std::byte* values = units + count * sizeof(std::uint64_t);
-      const std::size_t ub = written[k].unit_bytes;
-      const auto bytes = strata::detail::ArrayBase::find_array(written[k].array_id)->local_bytes();
-      for (std::uint64_t j = 0; j < count; ++j) {
-        std::uint64_t u;
-        std::memcpy(&u, units + j * sizeof u, sizeof u);
-        if (conflict.empty() && table.touched(k, u))
-          conflict = fmt::format("{} written on rank {} was touched on rank {} in the same call: the conflict groups "
-                                 "recorded when the loop was planned no longer hold",
-                                 unit_label(written[k], u), q, rt.rank());
-        std::memcpy(bytes.data() + u * ub, values + j * ub, ub);
-      }
-      at += count * (sizeof(std::uint64_t) + ub);
+std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
+  // Per tracked array: the units this rank's run wrote, and the first unit it touched
+  // outside its needed ones or wrote outside its exclusive ones.
+  std::vector<std::vector<std::uint64_t>> written(table.tracked_arrays());
+  std::vector<const HostedSpace::Units*> planned(table.tracked_arrays(), nullptr);
+  for (std::size_t k = 0; k < planned.size(); ++k)
+    for (const auto& u : plan_.hosted->units)
+      if (u.array_id == table.array_id(k)) planned[k] = &u;
+  std::vector<std::size_t> next_needed(planned.size(), 0), next_exclusive(planned.size(), 0);
+  std::string refusal;
+  table.for_each_unit([&](std::size_t k, std::uint64_t unit, std::size_t place) {
+    const std::uint8_t seen = table.seen_at(place);
+    if (seen == 0 || !planned[k] || !refusal.empty()) return;
+    // Units come in ascending order, as the planned lists are: walk them alongside.
+    const auto in = [&](const std::vector<std::uint64_t>& list, std::size_t& at) {
+      while (at < list.size() && list[at] < unit) ++at;
+      return at < list.size() && list[at] == unit;
+    };
+    if (!in(planned[k]->needed, next_needed[k])) {
+      refusal = fmt::format("{} was touched on rank {}, whose groups did not touch it when the loop was planned: the "
+                            "conflict groups recorded then no longer hold",
+                            unit_label(table, k, unit), rt.rank());
+    } else if (seen & strata::detail::ClaimView::written) {
+      if (!in(planned[k]->exclusive, next_exclusive[k]))
+        refusal = fmt::format("{} written on rank {} is touched by another rank's groups: the conflict groups "
+                              "recorded when the loop was planned no longer hold",
+                              unit_label(table, k, unit), rt.rank());
+      written[k].push_back(unit);
     }
+  });
+  const std::string failure = first_failure(rt, {refusal});
+  if (!failure.empty()) return failure;
+  for (std::size_t k = 0; k < planned.size(); ++k) {
+    if (!planned[k]) continue;
+    auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
+    strata::detail::return_dense_units(rt.comm(), a->distribution_of(), a->element_size(), planned[k]->unit_elems,
+                                       written[k], a->local_bytes());
   }
-  return first_failure(rt, {conflict});
+  return "";
 }
 
 }  // namespace detail

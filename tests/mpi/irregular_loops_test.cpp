@@ -81,8 +81,8 @@ void lost_update_probe(bool checked) {
       EXPECT_NE(report.plan_id, first_plan);
       EXPECT_NE(report.revalidation_failure.find("no longer hold"), std::string::npos) << report.explain();
       EXPECT_NE(report.explain().find("planned again"), std::string::npos);
-      if (rt().threads() == 1) {  // one thread a rank: only ranks conflict, found as they exchange their writes
-        EXPECT_NE(report.revalidation_failure.find("written on rank"), std::string::npos) << report.explain();
+      if (rt().threads() == 1) {  // one thread a rank: found as a rank's run strays from its groups' units
+        EXPECT_NE(report.revalidation_failure.find(" on rank "), std::string::npos) << report.explain();
       }
     }
     for (const auto& i : equivalent_order(x, report)) {
@@ -168,7 +168,7 @@ void embedding_probe(bool checked) {
       // share: 32 to 64 groups over as many as 12 workers do not balance finely).
       const auto per_rank = iterations_per_rank(E, report);
       for (const auto count : per_rank) EXPECT_GT(count * rt().size(), E.nnz() / 2) << report.explain();
-      // The rows travel whole to every rank and the written ones come back: measured.
+      // Each rank fetches the rows its groups touch and returns those it wrote: measured.
       EXPECT_EQ(report.bytes_moved > 0, rt().size() > 1) << report.explain();
     }
     for (const auto& e : equivalent_order(E, report))
@@ -345,7 +345,15 @@ TEST(IrregularLoops, SplitGroupOverStructElements) {
       const Cell seen = c[pick(i[0] + 1)];
       step(c[0], c[pick(i[0])], seen, v);
     });
-    ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+    if (!several_threads_run_groups() && rt().size() > 1 && epoch >= 2 &&
+        report.strategy == analysis::Strategy::serial) {
+      // One thread a rank: the one group runs whole on one rank, which holds only the
+      // cells it touched when planned; cells drawn anew refuse the run, and after two
+      // such calls the loop goes serial.
+      EXPECT_NE(report.serial_reason.find("changed at each of the last"), std::string::npos) << report.explain();
+    } else {
+      ASSERT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
+    }
     EXPECT_EQ(report.split_groups, several_threads_run_groups() ? 1 : 0) << report.explain();
     for (const auto& i : equivalent_order(x, report)) {
       const Cell seen = ref[static_cast<std::size_t>(pick(i[0] + 1))];

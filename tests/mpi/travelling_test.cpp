@@ -6,17 +6,18 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <string>
 
 #include "loop/inspect.hpp"  // the plan's block schedule (not API)
 #include "strata/loop/parallel_for.hpp"
+#include "resident_set.hpp"
 #include "test_runtime.hpp"
 
 namespace strata {
 namespace {
 using testing::rt;
+using testing::status_kib;
 
 // An SGD step over rows of `width` floats, shared by the Strata body and the serial twin.
 void sgd_step(float* w, float* h, std::int64_t width, float r) {
@@ -189,14 +190,6 @@ TEST(Travelling, AJourneyKeepsTheHomeBlocksWritesFromAnyPartition) {
   }
 }
 
-// Kilobytes of the process's status line `name` (VmRSS, VmHWM).
-std::int64_t status_kib(const std::string& name) {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind(name + ":", 0) == 0) return std::stoll(line.substr(name.size() + 1));
-  return -1;
-}
-
 // The peak resident set of a rank during a loop call, less its resident set before,
 // plus the travelling array's own part (resident before): an upper bound on how much
 // of the travelling array the rank held at once. Anything else the call allocated
@@ -222,7 +215,7 @@ TEST(Travelling, ARankHoldsOnlyTheBlocksInUse) {
   const double w_bytes = static_cast<double>(kUsers * kWidth) * sizeof(float);
   const double part = static_cast<double>(W.local_values().size()) * sizeof(float);
   const std::int64_t before = status_kib("VmRSS");
-  { std::ofstream("/proc/self/clear_refs") << "5"; }  // the peak starts again from now
+  testing::reset_peak();
   call();
   const double held = static_cast<double>(status_kib("VmHWM") - before) * 1024.0 + part;
   // A rank's workers start with their k blocks each, and a block a worker has sent on

@@ -113,6 +113,11 @@ class ArrayBase {
   /// Collective, dense arrays: every rank's storage becomes the whole array (gathered),
   /// so blocks of rows along dimension 0 can travel between ranks during a loop.
   virtual void travel_begin() = 0;
+  /// Collective, dense arrays, for conflict groups spread over the ranks: the storage
+  /// addresses the whole array and holds this rank's part and the units in `needed`
+  /// (ascending; `unit_elems` consecutive row-major elements each) from their owners;
+  /// the rest reads as zeros and costs no memory. travel_drop ends it.
+  virtual void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems) = 0;
   /// Collective, dense arrays, for the time blocks of a 2-D plan (block b is rows
   /// [rows[b], rows[b+1]) along dimension 0; home_rank[b] is the rank it starts and ends
   /// a journey on): the storage addresses the whole array, but holds only the rows of

@@ -97,6 +97,18 @@ class DenseStorage {
     release_pages(std::as_writable_bytes(std::span<T>(data() + from, count)));
   }
 
+  /// Copies the elements in use to `to`, 4 MiB at a time, giving each chunk's pages
+  /// back once copied: the copy and the original together hold little more than one
+  /// of them (a travelling array's part moving into storage for the whole array).
+  void move_to(T* to) {
+    constexpr std::size_t kChunk = (std::size_t{4} << 20) / sizeof(T) + 1;
+    for (std::size_t k = 0; k < size_; k += kChunk) {
+      const std::size_t n = std::min(kChunk, size_ - k);
+      std::memcpy(static_cast<void*>(to + k), data() + k, n * sizeof(T));
+      release(k, n);
+    }
+  }
+
   /// From now on only elements [from, from + count) are in use (they become elements 0..):
   /// the pages of the rest go back to the system, the allocation stays. A travelling
   /// array ends its journey this way, keeping its home rows where they already lie.

@@ -89,6 +89,7 @@ template <class T, std::size_t N>
 void DistArray<T, N>::travel_begin() {
   if (sparse_)
     throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
+  travel_home_rows_.reset();  // the whole array: travel_drop copies the part out
   travel_partition_ = dist_.partition();
   travel_version_ = structure_version();
   detail::DenseStorage<T> full(static_cast<std::size_t>(volume(shape_)));
@@ -97,6 +98,32 @@ void DistArray<T, N>::travel_begin() {
   dense_ = std::move(full);
   for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
   recompute_strides();
+}
+
+template <class T, std::size_t N>
+void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems) {
+  if (sparse_)
+    throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
+  travel_partition_ = dist_.partition();
+  travel_version_ = structure_version();
+  // No huge pages: a page is resident only where the part or a unit lies on it.
+  detail::DenseStorage<T> full(static_cast<std::size_t>(volume(shape_)), /*huge_pages=*/false);
+  bool rows_only = box_[0].contiguous();  // the part is a range of whole rows: it moves in place
+  for (std::size_t d = 1; d < N; ++d) rows_only = rows_only && box_[d].size() == shape_[d];
+  if (rows_only) {
+    travel_home_rows_ = std::pair(box_[0].begin(), box_[0].end());
+    dense_.move_to(full.data() + static_cast<std::size_t>(box_[0].begin() * row_elements()));
+  } else {
+    std::vector<IndexSet> whole;
+    for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
+    detail::copy_box_overlap(box_, std::as_bytes(std::span<const T>(dense_)), whole,
+                             std::as_writable_bytes(std::span<T>(full)), sizeof(T));
+  }
+  dense_ = std::move(full);
+  for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
+  recompute_strides();
+  detail::fetch_dense_units(rt_->comm(), dist_, sizeof(T), unit_elems, needed,
+                            std::as_writable_bytes(std::span<T>(dense_)));
 }
 
 template <class T, std::size_t N>
@@ -132,12 +159,7 @@ void DistArray<T, N>::travel_begin(const std::vector<std::int64_t>& rows, const 
     } else {
       // No huge pages: blocks are released page by page as they leave.
       detail::DenseStorage<T> full(whole, /*huge_pages=*/false);
-      constexpr std::size_t kChunk = (std::size_t{4} << 20) / sizeof(T) + 1;  // copied, then released
-      for (std::size_t k = 0; k < dense_.size(); k += kChunk) {
-        const std::size_t n = std::min(kChunk, dense_.size() - k);
-        std::memcpy(static_cast<void*>(full.data() + at + k), dense_.data() + k, n * sizeof(T));
-        dense_.release(k, n);
-      }
+      dense_.move_to(full.data() + at);
       dense_ = std::move(full);
     }
   } else {
@@ -186,6 +208,14 @@ void DistArray<T, N>::travel_end(const std::vector<std::int64_t>& rows, const st
 
 template <class T, std::size_t N>
 void DistArray<T, N>::travel_drop() {
+  if (travel_home_rows_) {  // the part's rows lie in place (travel_begin_units): keep them, give the rest back
+    const auto [lo, hi] = *std::exchange(travel_home_rows_, std::nullopt);
+    box_ = dist_.box(rt_->rank());
+    dense_.narrow(static_cast<std::size_t>(lo * row_elements()), static_cast<std::size_t>((hi - lo) * row_elements()));
+    recompute_strides();
+    restore_structure_version(travel_version_);
+    return;
+  }
   const detail::DenseStorage<T> full = std::move(dense_);
   const detail::AnonymousArrays temporary;
   DistArray mine(*rt_, shape_, travel_partition_, false);

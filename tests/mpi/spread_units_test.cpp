@@ -1,0 +1,137 @@
+// Conflict groups spread over the ranks move only what their groups touch
+// (src/loop/spread.hpp): during a call a written array's storage holds the rank's own
+// part and the units its groups touched when the loop was planned, fetched from their
+// owners; the units a rank wrote go back to their owners afterwards.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "loop/inspect.hpp"  // the plan and its units (not API)
+#include "loop/spread.hpp"
+#include "strata/detail/array_movement.hpp"
+#include "strata/loop/parallel_for.hpp"
+#include "resident_set.hpp"
+#include "test_runtime.hpp"
+
+namespace strata {
+namespace {
+using testing::rt;
+using testing::status_kib;
+
+// Units a rank asks for: every unit u with u % ranks == rank + 1 (mod ranks), so that
+// a rank asks for units it does not hold under any of the partitions below.
+std::vector<std::uint64_t> units_of_rank(std::uint64_t units) {
+  std::vector<std::uint64_t> mine;
+  const auto ranks = static_cast<std::uint64_t>(rt().size());
+  for (std::uint64_t u = 0; u < units; ++u)
+    if (u % ranks == (static_cast<std::uint64_t>(rt().rank()) + 1) % ranks) mine.push_back(u);
+  return mine;
+}
+
+// Rows or single elements, under partitions that keep rows whole (range and hash of
+// dimension 0) and one that cuts them (range of dimension 1): a rank sees its units
+// with their values, zeros where it holds nothing, and every unit it adds to reaches
+// its owner; the array ends in the partition it started in.
+TEST(SpreadUnits, FetchedUnitsComeBackToTheirOwners) {
+  constexpr std::int64_t kRows = 50, kWidth = 3;
+  auto value = [](const Index<2>& i) { return static_cast<double>(i[0] * 10 + i[1] + 1); };
+  for (const std::size_t unit_elems : {std::size_t{kWidth}, std::size_t{1}})
+    for (const Partition& partition : {Partition::range(0), Partition::hash(0), Partition::range(1)}) {
+      const std::string what = partition.describe() + (unit_elems == 1 ? ", by element" : ", by row");
+      auto a = DistArray<double, 2>::generate(rt(), {kRows, kWidth}, value, partition);
+      const std::vector<IndexSet> part = a.local_box();
+      detail::ArrayBase& engine = a;
+      const auto needed = units_of_rank(static_cast<std::uint64_t>(kRows * kWidth) / unit_elems);
+      for (int journey = 1; journey <= 2; ++journey) {
+        engine.travel_begin_units(needed, unit_elems);
+        auto whole = a.local_values();
+        ASSERT_EQ(whole.size(), static_cast<std::size_t>(kRows * kWidth)) << what;
+        std::vector<bool> asked(whole.size(), false);
+        for (const auto u : needed)
+          for (std::size_t k = u * unit_elems; k < (u + 1) * unit_elems; ++k) asked[k] = true;
+        for (std::size_t k = 0; k < whole.size(); ++k) {
+          const auto i = static_cast<std::int64_t>(k) / kWidth, j = static_cast<std::int64_t>(k) % kWidth;
+          const bool own = part[0].contains(i) && part[1].contains(j);
+          const double expected = (asked[k] || own) ? static_cast<double>(i * 10 + j + journey) : 0.0;
+          ASSERT_EQ(whole[k], expected) << what << ", element " << k << ", journey " << journey;
+          if (asked[k]) whole[k] += 1;
+        }
+        detail::return_dense_units(rt().comm(), a.distribution(), sizeof(double), unit_elems, needed,
+                                   engine.local_bytes());
+        engine.travel_drop();
+        EXPECT_EQ(a.partition(), partition) << what;
+        EXPECT_EQ(a.local_box().size(), part.size());
+        const std::vector<double> back = a.gather();
+        for (std::size_t k = 0; k < back.size(); ++k)
+          ASSERT_EQ(back[k], static_cast<double>(static_cast<std::int64_t>(k) / kWidth * 10 +
+                                                 static_cast<std::int64_t>(k) % kWidth + journey + 1))
+              << what << ", element " << k << ", journey " << journey;
+      }
+    }
+}
+
+// Rings inside communities of 64 nodes: each community is one conflict group,
+// and the groups go round the workers, so a rank's groups touch a share of the rows,
+// most of them in other ranks' parts. The peak resident set of a call, less the
+// resident set before, plus the array's own part: an upper bound on what the rank
+// held of the array at once. It must stay near its part (twice: a refused run is
+// undone from a copy), the rows its groups touch from other ranks and a round of
+// messages, not the whole array, which every rank held before.
+TEST(SpreadUnits, ARankHoldsItsPartAndTheRowsItsGroupsTouch) {
+  if (rt().size() == 1) GTEST_SKIP() << "groups are spread over ranks only";
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "resident-set bounds are not measurable under AddressSanitizer";
+#endif
+  constexpr std::int64_t kNodes = 262144, kWidth = 64, kCommunity = 64;  // 64 MiB of rows
+  auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
+  auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, Partition::range(0), 7).set_name("emb");
+  // Node u pulls its ring neighbour in its community: an irregular subscript.
+  auto next = [](std::int64_t u) { return u / kCommunity * kCommunity + (u + 1) % kCommunity; };
+  auto body = [&](const Index<1>& i, float rate) {
+    float* u = emb.row(i[0]).data();
+    float* v = emb.row(next(i[0])).data();
+    float dot = 0;
+    for (std::int64_t k = 0; k < kWidth; ++k) dot += u[k] * v[k];
+    for (std::int64_t k = 0; k < kWidth; ++k) {
+      const float uk = u[k];
+      u[k] += 0.01f * rate * (1 - dot) * v[k];
+      v[k] += 0.01f * rate * (1 - dot) * uk;
+    }
+  };
+  auto call = [&] { return parallel_for(x, body); };  // one loop site, one plan
+  const LoopReport first = call();
+  ASSERT_TRUE(first.spread) << first.explain();
+  ASSERT_EQ(first.revalidation_failure, "") << first.explain();
+  call();  // the first calls also allocate what later calls reuse
+  const double row_bytes = kWidth * sizeof(float);
+  const double whole = kNodes * row_bytes;
+  const double part = static_cast<double>(emb.local_values().size()) * sizeof(float);
+  // The rows this rank's groups touch that other ranks hold.
+  const auto& units = loop::detail::plan_of(first).hosted->units;
+  ASSERT_EQ(units.size(), 1u);
+  double fetched = 0;
+  for (const auto row : units[0].needed)
+    if (!emb.local_box()[0].contains(static_cast<std::int64_t>(row))) fetched += row_bytes;
+  const std::int64_t before = status_kib("VmRSS");
+  testing::reset_peak();
+  const LoopReport measured = call();
+  ASSERT_EQ(measured.revalidation_failure, "") << measured.explain();
+  const double held = static_cast<double>(status_kib("VmHWM") - before) * 1024.0 + part;
+  // The part and its copy for undoing a refused run, the fetched rows in place, the
+  // messages of a round (4 MiB a rank receives: the units it asked for, the units
+  // others asked of it, with room for more) and 10 % of the array for pages and the
+  // call's own allocations.
+  const double round = 4 << 20;
+  const double bound = 2 * part + fetched + 3 * round + 0.10 * whole;
+  std::printf("[rank %d] emb %.1f MiB, part %.1f MiB, rows fetched %.1f MiB, held at most %.1f MiB during a call "
+              "(bound %.1f MiB)\n",
+              rt().rank(), whole / (1 << 20), part / (1 << 20), fetched / (1 << 20), held / (1 << 20),
+              bound / (1 << 20));
+  EXPECT_LE(held, bound);
+  // Before, every rank held the array whole, and received it once more in messages.
+  if (rt().size() >= 4) EXPECT_LT(bound, whole);
+}
+
+}  // namespace
+}  // namespace strata
