@@ -291,7 +291,8 @@ class DistArray : public detail::ArrayBase {
   std::size_t element_size() const override { return sizeof(T); }
   std::span<std::byte> local_bytes() override { return std::as_writable_bytes(local_values()); }
   void travel_begin() override;
-  void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems) override;
+  void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems,
+                          std::vector<detail::LentUnit>* lent) override;
   void travel_begin(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) override;
   void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) override;
   void travel_drop() override;
@@ -376,12 +377,16 @@ class DistArray : public detail::ArrayBase {
         unit = unit * static_cast<std::size_t>(shape_[d]) + static_cast<std::size_t>(i[d]);
       const bool write = mode != detail::AccessMode::read;
       if (v->marks) {
-        v->marks[unit * v->stride] |= View::mark_of(write);
-        return;
+        std::uint8_t& m = v->marks[unit * v->stride];
+        if (!(m & View::absent)) [[likely]] {
+          m |= View::mark_of(write);
+          return;
+        }
+      } else {
+        const std::uint64_t word = v->states[unit * v->stride].load(std::memory_order_relaxed);
+        if (View::holds(word, detail::t_claim_tag, write)) [[likely]]
+          return;
       }
-      const std::uint64_t word = v->states[unit * v->stride].load(std::memory_order_relaxed);
-      if (View::holds(word, detail::t_claim_tag, write)) [[likely]]
-        return;
     }
     detail::t_claims->claim(*this, i, whole_last, mode);
   }
@@ -545,7 +550,8 @@ class DistArray : public detail::ArrayBase {
   Partition travel_partition_;       // the partition to return to after travel_end
   std::uint64_t travel_version_ = 0;  // the structure version to return to after travel
   // Of a journey with time blocks: this rank's home rows, where every rank's part was
-  // its home blocks (travel_begin's collective decision, which travel_end follows).
+  // its home blocks (travel_begin's collective decision, which travel_end follows); of
+  // travel_begin_units: the part's rows, where it is a range of rows (travel_drop).
   std::optional<std::pair<std::int64_t, std::int64_t>> travel_home_rows_;
 };
 

@@ -5,6 +5,7 @@
 // dimension a row lies on several ranks, so the units travel element by element.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/dense_storage.hpp"
@@ -51,49 +52,69 @@ void put(Bytes& out, const Value& v) {
   out.insert(out.end(), b, b + sizeof v);
 }
 
-// The pieces of `units` that other ranks own, ascending, with their owners.
-void remote_pieces(const Comm& comm, const Distribution& dist, const Pieces& pieces,
-                   std::span<const std::uint64_t> units, std::vector<std::uint64_t>& piece_of,
-                   std::vector<int>& owner_of) {
+// The pieces of a rank's units that other ranks own, in the order they travel, and
+// the rounds they travel in (every rank takes as many rounds as the one that needs
+// the most).
+struct RemotePieces {
+  Pieces pieces;
+  std::size_t piece_bytes = 0;
+  std::vector<std::uint64_t> piece_of;  ///< the next rank's first, then the one after, each owner's ascending
+  std::vector<int> owner_of;
+  std::size_t per_round = 1, rounds = 0;
+  /// The pieces [from, to) of `round`.
+  std::pair<std::size_t, std::size_t> round_range(std::size_t round) const {
+    const std::size_t from = std::min(piece_of.size(), round * per_round);
+    return {from, std::min(piece_of.size(), from + per_round)};
+  }
+};
+
+// Collective. Rank r's rounds start at rank r + 1, so an owner is asked by about one
+// rank a round, not by all of them at once.
+RemotePieces remote_pieces(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
+                           std::span<const std::uint64_t> units, std::size_t round_bytes) {
+  RemotePieces out;
+  out.pieces = pieces_of(dist, unit_elems);
+  out.piece_bytes = out.pieces.elems * element_size;
+  const int ranks = comm.size();
+  std::vector<std::vector<std::uint64_t>> of_owner(static_cast<std::size_t>(ranks));
   std::vector<std::int64_t> index(dist.shape().size());
   for (const std::uint64_t unit : units)
-    for (std::size_t j = 0; j < pieces.per_unit; ++j) {
-      const std::uint64_t piece = unit * pieces.per_unit + j;
-      index_of(dist.shape(), piece * pieces.elems, index);
+    for (std::size_t j = 0; j < out.pieces.per_unit; ++j) {
+      const std::uint64_t piece = unit * out.pieces.per_unit + j;
+      index_of(dist.shape(), piece * out.pieces.elems, index);
       const int owner = dist.owner(index.data());
-      if (owner == comm.rank()) continue;
-      piece_of.push_back(piece);
-      owner_of.push_back(owner);
+      if (owner != comm.rank()) of_owner[static_cast<std::size_t>(owner)].push_back(piece);
     }
-}
-
-// Collective: the rounds every rank takes to move its `count` pieces, `per_round` a
-// round (the most any rank needs).
-std::size_t rounds_for(Comm& comm, std::size_t count, std::size_t per_round) {
-  const auto mine = static_cast<std::int64_t>((count + per_round - 1) / per_round);
-  return static_cast<std::size_t>(comm.allreduce(mine, ReduceOp::max));
+  for (int step = 1; step < ranks; ++step) {
+    const int owner = (comm.rank() + step) % ranks;
+    for (const std::uint64_t piece : of_owner[static_cast<std::size_t>(owner)]) {
+      out.piece_of.push_back(piece);
+      out.owner_of.push_back(owner);
+    }
+  }
+  out.per_round = std::max<std::size_t>(1, round_bytes / out.piece_bytes);
+  const auto mine = static_cast<std::int64_t>((out.piece_of.size() + out.per_round - 1) / out.per_round);
+  out.rounds = static_cast<std::size_t>(comm.allreduce(mine, ReduceOp::max));
+  return out;
 }
 
 }  // namespace
 
 void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
-                       std::span<const std::uint64_t> needed, std::span<std::byte> whole, std::size_t round_bytes) {
+                       std::span<const std::uint64_t> needed, std::span<std::byte> whole,
+                       std::vector<LentUnit>* lent, std::size_t round_bytes) {
   const std::vector<std::int64_t>& shape = dist.shape();
-  const Pieces pieces = pieces_of(dist, unit_elems);
-  const std::size_t piece_bytes = pieces.elems * element_size;
   const auto ranks = static_cast<std::size_t>(comm.size());
-  std::vector<std::uint64_t> piece_of;
-  std::vector<int> owner_of;
-  remote_pieces(comm, dist, pieces, needed, piece_of, owner_of);
   // In rounds: a rank receives at most round_bytes of units at once.
-  const std::size_t per_round = std::max<std::size_t>(1, round_bytes / piece_bytes);
-  const std::size_t rounds = rounds_for(comm, piece_of.size(), per_round);
+  const RemotePieces remote = remote_pieces(comm, dist, element_size, unit_elems, needed, round_bytes);
+  const Pieces& pieces = remote.pieces;
+  const std::size_t piece_bytes = remote.piece_bytes;
   std::vector<std::int64_t> index(shape.size());
-  for (std::size_t round = 0; round < rounds; ++round) {
-    const std::size_t from = std::min(piece_of.size(), round * per_round);
-    const std::size_t to = std::min(piece_of.size(), from + per_round);
+  for (std::size_t round = 0; round < remote.rounds; ++round) {
+    const auto [from, to] = remote.round_range(round);
     std::vector<std::vector<std::uint64_t>> asked(ranks);
-    for (std::size_t k = from; k < to; ++k) asked[static_cast<std::size_t>(owner_of[k])].push_back(piece_of[k]);
+    for (std::size_t k = from; k < to; ++k)
+      asked[static_cast<std::size_t>(remote.owner_of[k])].push_back(remote.piece_of[k]);
     std::vector<Bytes> requests(ranks);
     for (std::size_t q = 0; q < ranks; ++q) {
       const auto bytes = std::as_bytes(std::span<const std::uint64_t>(asked[q]));
@@ -113,6 +134,7 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
         STRATA_CHECK(dist.owner(index.data()) == comm.rank() && (piece + 1) * piece_bytes <= whole.size(),
                      "a unit was asked of a rank that does not hold it");
         std::memcpy(replies[q].data() + k * piece_bytes, whole.data() + piece * piece_bytes, piece_bytes);
+        if (lent && piece % pieces.per_unit == 0) lent->push_back({piece / pieces.per_unit, static_cast<int>(q)});
       }
     }
     const std::vector<Bytes> answers = comm.alltoallv(replies);
@@ -126,40 +148,39 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
 }
 
 void return_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
-                        std::span<const std::uint64_t> written, std::span<std::byte> whole, std::size_t round_bytes) {
+                        std::span<const std::uint64_t> written, std::span<std::byte> whole,
+                        const std::function<void(std::uint64_t unit, int from)>& returned, std::size_t round_bytes) {
   const std::vector<std::int64_t>& shape = dist.shape();
-  const Pieces pieces = pieces_of(dist, unit_elems);
-  const std::size_t piece_bytes = pieces.elems * element_size;
   const auto ranks = static_cast<std::size_t>(comm.size());
-  std::vector<std::uint64_t> piece_of;
-  std::vector<int> owner_of;
-  remote_pieces(comm, dist, pieces, written, piece_of, owner_of);
+  const RemotePieces remote = remote_pieces(comm, dist, element_size, unit_elems, written, round_bytes);
+  const Pieces& pieces = remote.pieces;
+  const std::size_t piece_bytes = remote.piece_bytes;
+  const std::vector<std::uint64_t>& piece_of = remote.piece_of;
+  const std::vector<int>& owner_of = remote.owner_of;
   // Where this rank's part is a range of whole rows, the pages outside it go back as
   // their units are packed, so the rank holds its part and a round's messages, not
-  // the units a second time.
+  // the units a second time. The part is then a range of rows, so each owner's part
+  // is too, and the pieces run in ascending order within each owner's range.
   const std::vector<IndexSet> box = dist.box(comm.rank());
   bool rows_only = !box.empty() && box[0].contiguous();
   for (std::size_t d = 1; d < box.size(); ++d) rows_only = rows_only && box[d].size() == shape[d];
   const std::size_t row_bytes = element_size * static_cast<std::size_t>(volume_of_rest(shape));
   const std::size_t part_lo = rows_only ? static_cast<std::size_t>(box[0].begin()) * row_bytes : 0;
   const std::size_t part_hi = rows_only ? static_cast<std::size_t>(box[0].end()) * row_bytes : 0;
-  std::size_t released_to = 0;
-  auto release_up_to = [&](std::size_t end) {  // the whole pages in [released_to, end) outside the part
-    if (!rows_only || end <= released_to) return;
-    if (released_to < part_lo) release_pages(whole.subspan(released_to, std::min(end, part_lo) - released_to));
-    if (end > part_hi) {
-      const std::size_t lo = std::max(released_to, part_hi);
-      release_pages(whole.subspan(lo, end - lo));
+  // The whole pages of [lo, hi) outside the part; nothing still to be packed lies there
+  // (callers pass a run of packed pieces up to the next piece of the same owner).
+  auto release = [&](std::size_t lo, std::size_t hi) {
+    if (!rows_only || hi <= lo) return;
+    if (lo < part_lo) release_pages(whole.subspan(lo, std::min(hi, part_lo) - lo));
+    if (hi > part_hi) {
+      const std::size_t from = std::max(lo, part_hi);
+      release_pages(whole.subspan(from, hi - from));
     }
-    released_to = end;
   };
 
-  const std::size_t per_round = std::max<std::size_t>(1, round_bytes / piece_bytes);
-  const std::size_t rounds = rounds_for(comm, piece_of.size(), per_round);
   const std::size_t record = sizeof(std::uint64_t) + piece_bytes;
-  for (std::size_t round = 0; round < rounds; ++round) {
-    const std::size_t from = std::min(piece_of.size(), round * per_round);
-    const std::size_t to = std::min(piece_of.size(), from + per_round);
+  for (std::size_t round = 0; round < remote.rounds; ++round) {
+    const auto [from, to] = remote.round_range(round);
     // To each owner: (piece number, its bytes) for every piece of this round it holds.
     std::vector<Bytes> out(ranks);
     for (std::size_t k = from; k < to; ++k) {
@@ -168,20 +189,31 @@ void return_dense_units(Comm& comm, const Distribution& dist, std::size_t elemen
       const auto at = static_cast<std::ptrdiff_t>(piece_of[k] * piece_bytes);
       dst.insert(dst.end(), whole.begin() + at, whole.begin() + at + static_cast<std::ptrdiff_t>(piece_bytes));
     }
-    release_up_to(to < piece_of.size() ? piece_of[to] * piece_bytes : whole.size());
+    // This round's pieces, run by run of one owner's: their pages outside the part go
+    // back (up to where the owner's next piece starts, which is packed later).
+    for (std::size_t k = from; k < to;) {
+      std::size_t end = k + 1;
+      while (end < to && owner_of[end] == owner_of[k]) ++end;
+      const std::size_t lo = piece_of[k] * piece_bytes;
+      const std::size_t hi = end < piece_of.size() && owner_of[end] == owner_of[k] ? piece_of[end] * piece_bytes
+                                                                                  : (piece_of[end - 1] + 1) * piece_bytes;
+      release(lo, hi);
+      k = end;
+    }
     const std::vector<Bytes> in = comm.alltoallv(out);
     out = {};
-    for (const Bytes& src : in) {
+    for (std::size_t q = 0; q < ranks; ++q) {
+      const Bytes& src = in[q];
       STRATA_CHECK(src.size() % record == 0, "a rank returned a partial unit");
       for (std::size_t at = 0; at < src.size(); at += record) {
         std::uint64_t piece;
         std::memcpy(&piece, src.data() + at, sizeof piece);
         STRATA_CHECK((piece + 1) * piece_bytes <= whole.size(), "a rank returned a unit outside the array");
+        if (returned && piece % pieces.per_unit == 0) returned(piece / pieces.per_unit, static_cast<int>(q));
         std::memcpy(whole.data() + piece * piece_bytes, src.data() + at + sizeof piece, piece_bytes);
       }
     }
   }
-  release_up_to(whole.size());
 }
 
 }  // namespace strata::detail

@@ -97,6 +97,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     if (plan->irregular && (T > 1 || plan->spread)) {
       auto table = std::make_shared<OwnershipTable>(*plan);
       if (plan->spread && T == 1) table->mark_only();
+      if (plan->spread) make_absent_units(*plan, *table, rt.rank());
       if (!table->empty()) plan->ownership = std::move(table);
     }
     // The first pass's elements number this rank's iterations as they were then, and

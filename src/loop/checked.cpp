@@ -57,8 +57,8 @@ void claim_refused(const strata::detail::ArrayBase& array, std::span<const std::
                    std::span<const std::int64_t> iteration, const std::string& site) {
   throw SpeculationFailed(fmt::format(
       "access {}{} in iteration ({}) touches what another thread's iterations touch in this call, one of them "
-      "writing it (or writes an array the plan never saw written): the conflict groups recorded when the loop was "
-      "planned no longer hold",
+      "writing it (or writes an array the plan never saw written, or lies outside what this rank holds for a call "
+      "of groups spread over the ranks): the conflict groups recorded when the loop was planned no longer hold",
       shown(array, index, whole_last), site.empty() ? "" : " at " + site, fmt::join(iteration, ", ")));
 }
 

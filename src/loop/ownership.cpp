@@ -106,6 +106,11 @@ void OwnershipTable::reset() {
   if (!marks_.empty()) std::fill(marks_.begin(), marks_.end(), 0);
   else
     for (auto& s : states_) s.store(0, std::memory_order_relaxed);
+  for (std::size_t p = 0; p < absent_.size(); ++p) {
+    if (!absent_[p]) continue;
+    if (!marks_.empty()) marks_[p] = strata::detail::ClaimView::absent;
+    else states_[p].store(kAbsent, std::memory_order_relaxed);
+  }
 }
 
 bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag) {

@@ -72,10 +72,8 @@ class OwnershipTable {
     // Out-of-shape subscripts are the accessor's to report; they claim nothing.
     if (!linear(*t, index, one_unit && !t->by_row ? dims : dims - 1, unit)) [[unlikely]]
       return true;
-    if (!marks_.empty()) {  // mark_only(): nothing to refuse
-      mark(*t, unit, one_unit, write);
-      return true;
-    }
+    if (!marks_.empty())  // mark_only(): nothing to refuse but units the rank does not hold
+      return mark(*t, unit, one_unit, write);
     const std::uint64_t tag = tag_of(worker);
     if (!one_unit) [[unlikely]]
       return claim_row_elements(*t, unit, write, tag);
@@ -112,10 +110,22 @@ class OwnershipTable {
     for (std::size_t k = 0; k < arrays_.size(); ++k)
       for (std::size_t u = 0; u < arrays_[k].count; ++u) f(k, static_cast<std::uint64_t>(u), arrays_[k].first + u * arrays_[k].stride);
   }
+  /// The unit at `place` is not on this rank for the call (a spread plan's rank holds
+  /// its part and the units its groups touch): every run refuses an access to it
+  /// before the access reads (ClaimView::absent, or a claim word no worker holds).
+  void make_absent(std::size_t place) {
+    absent_.resize(states_.size(), 0);
+    absent_[place] = 1;
+  }
+  std::size_t place_of(std::size_t k, std::uint64_t unit) const {
+    return arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride;
+  }
   /// What this rank's run did to the unit at `place` (unit_of's numbering):
-  /// ClaimView's touched and written bits. Lockable units read as untouched (a plan
-  /// with split groups runs on one rank).
-  std::uint8_t seen_at(std::size_t place) const { return lockable_[place] ? 0 : seen(place); }
+  /// ClaimView's touched and written bits. Lockable and absent units read as
+  /// untouched (a plan with split groups runs on one rank; absent units are refused).
+  std::uint8_t seen_at(std::size_t place) const {
+    return lockable_[place] || (!absent_.empty() && absent_[place]) ? 0 : seen(place);
+  }
   /// One worker claims everything on this rank (a spread plan with one thread a
   /// rank): nothing can conflict within the rank, so claims only mark what the run
   /// touched and wrote, a byte per unit. The bytes stay in cache where the 64-bit
@@ -187,19 +197,29 @@ class OwnershipTable {
   static constexpr std::uint64_t kShared = strata::detail::ClaimView::shared;
   static constexpr std::uint64_t kUntouched = 0x4000;
   static constexpr std::uint64_t kWritten = strata::detail::ClaimView::written_by;
+  /// An absent unit's state: "written by" the shared tag, which is no worker's, so no
+  /// claim holds it and every claim of it fails.
+  static constexpr std::uint64_t kAbsent = kWritten | kShared;
   static constexpr int kClockShift = 16;
   static constexpr std::uint64_t kClockMask = ~std::uint64_t{0xffff};
   static std::uint64_t state_of(std::uint64_t word) { return word & 0xffff; }
   static std::uint64_t tag_of(int worker) { return static_cast<std::uint64_t>(worker + 1); }
 
-  void mark(const Tracked& t, std::size_t unit, bool one_unit, bool write) {
-    const std::uint8_t m = strata::detail::ClaimView::mark_of(write);
+  bool mark(const Tracked& t, std::size_t unit, bool one_unit, bool write) {
+    using View = strata::detail::ClaimView;
+    const std::uint8_t m = View::mark_of(write);
     if (one_unit) [[likely]] {
-      marks_[t.first + unit * t.stride] |= m;
-      return;
+      std::uint8_t& at = marks_[t.first + unit * t.stride];
+      if (at & View::absent) [[unlikely]]
+        return false;
+      at |= m;
+      return true;
     }
     const auto width = static_cast<std::size_t>(t.shape.back());  // a whole row of an array tracked by element
+    for (std::size_t k = 0; k < width; ++k)
+      if (marks_[t.first + (unit * width + k) * t.stride] & View::absent) return false;
     for (std::size_t k = 0; k < width; ++k) marks_[t.first + (unit * width + k) * t.stride] |= m;
+    return true;
   }
   /// What this rank's run did to the unit at `at` (ClaimView's touched / written bits),
   /// from its marks or its claim word.
@@ -240,6 +260,7 @@ class OwnershipTable {
   /// each, so that claims of different units do not move one line between cores.
   std::vector<std::atomic<std::uint64_t>> states_;
   std::vector<std::uint8_t> lockable_;              ///< per unit: 1 when lockable
+  std::vector<std::uint8_t> absent_;                ///< per unit: 1 when absent (empty: none)
   std::vector<std::uint8_t> marks_;                 ///< per unit, after mark_only(): kMark* bits
   std::vector<strata::detail::ClaimView> views_;  ///< per tracked array, into marks_ or states_
   std::size_t lockable_count_ = 0;

@@ -291,8 +291,8 @@ std::string Plan::explain() const {
   if (spread)
     out += fmt::format("  spread: the conflict groups are placed on all {} workers of the {} ranks; each rank keeps a "
                        "copy of the iterations it runs and, for each call, fetches the rows or elements its groups "
-                       "touch from their owners and returns those it wrote (a rank that touches a unit its groups "
-                       "did not, or writes one another rank's groups touch, refuses the run)\n",
+                       "touch from their owners and returns those it wrote (an access to a unit the rank does not "
+                       "hold, or a unit one rank wrote and another touched, refuses the run)\n",
                        workers, ranks);
   if (space_bounds.size() > 1)
     out += fmt::format("  space partition bounds: [{}]\n", fmt::join(space_bounds, ", "));

@@ -112,22 +112,21 @@ int owner_of_unit(const strata::detail::ArrayBase& a, std::uint64_t unit, std::s
 }
 
 // Per array the loop writes in place: the units this rank's iterations touched when
-// planned, and those no other rank's touched (HostedSpace::Units). `units` holds the
+// planned (HostedSpace::Units), and how many of them they wrote. `units` holds the
 // place (table.unit_of) of every access, `rank_of` every iteration's rank.
 std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
                                               const std::vector<analysis::ElementAccess>& accesses,
                                               const std::vector<std::uint64_t>& units,
-                                              const std::vector<std::int32_t>& rank_of, int rank) {
-  constexpr std::int32_t kNobody = -1, kSeveral = -2;
-  std::vector<std::int32_t> toucher(table.units(), kNobody);
+                                              const std::vector<std::int32_t>& rank_of, int rank,
+                                              std::vector<std::uint8_t>& wrote) {
   std::vector<std::uint8_t> mine(table.units(), 0);
+  wrote.assign(table.units(), 0);
   for (std::size_t k = 0; k < accesses.size(); ++k) {
     const std::uint64_t place = units[k];
     if (place == OwnershipTable::kNoUnit) continue;  // an array the table does not track
-    const std::int32_t r = rank_of[static_cast<std::size_t>(accesses[k].iteration)];
-    std::int32_t& t = toucher[place];
-    t = t == kNobody || t == r ? r : kSeveral;
-    if (r == rank) mine[place] = 1;
+    if (rank_of[static_cast<std::size_t>(accesses[k].iteration)] != rank) continue;
+    mine[place] = 1;
+    wrote[place] |= accesses[k].write ? 1 : 0;
   }
   std::vector<HostedSpace::Units> out(table.tracked_arrays());
   for (std::size_t k = 0; k < out.size(); ++k) {
@@ -135,9 +134,7 @@ std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
     out[k].unit_elems = table.unit_elems(k);
   }
   table.for_each_unit([&](std::size_t k, std::uint64_t unit, std::size_t place) {
-    if (!mine[place]) return;
-    out[k].needed.push_back(unit);
-    if (toucher[place] == rank) out[k].exclusive.push_back(unit);
+    if (mine[place]) out[k].needed.push_back(unit);
   });
   return out;
 }
@@ -205,12 +202,13 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   plan.imbalance = n > 0 ? static_cast<double>(most) * W / static_cast<double>(n) : 1.0;
   auto hosted = std::make_shared<HostedSpace>();
   keep_only(*hosted, whole, std::move(mine), static_cast<std::size_t>(space.dims), space.elem_size);
-  hosted->units = planned_units(table, accesses, units, rank_of, rt.rank());
+  std::vector<std::uint8_t> wrote;  // per place of `table`: this rank's iterations wrote it when planned
+  hosted->units = planned_units(table, accesses, units, rank_of, rt.rank(), wrote);
   strata::detail::free_now(accesses);
   strata::detail::free_now(units);
   // Each call, summed over ranks: read-only arrays whole to every other rank; of a
   // written array, the needed units a rank asks of other owners (8 bytes a request,
-  // then the unit) and at most its exclusive ones back.
+  // then the unit) and those of them it wrote when planned back (8 bytes and the unit).
   std::int64_t bytes = 0;
   for (const auto& role : plan.roles) {
     if (role.written || !role.read) continue;
@@ -220,14 +218,14 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
       bytes += rt.rank() == 0 ? whole_bytes * (plan.ranks - 1) : 0;
     }
   }
-  for (const auto& u : hosted->units) {
+  for (std::size_t k = 0; k < hosted->units.size(); ++k) {
+    const auto& u = hosted->units[k];
     const auto* a = strata::detail::ArrayBase::find_array(u.array_id);
     const auto unit_bytes = static_cast<std::int64_t>(u.unit_elems * a->element_size());
     std::vector<std::int64_t> index(static_cast<std::size_t>(a->dimension_count()));
     for (const auto unit : u.needed)
-      if (owner_of_unit(*a, unit, u.unit_elems, index) != rt.rank()) bytes += 8 + unit_bytes;
-    for (const auto unit : u.exclusive)
-      if (owner_of_unit(*a, unit, u.unit_elems, index) != rt.rank()) bytes += 8 + unit_bytes;
+      if (owner_of_unit(*a, unit, u.unit_elems, index) != rt.rank())
+        bytes += (8 + unit_bytes) * (wrote[table.place_of(k, unit)] ? 2 : 1);
   }
   plan.bytes_per_pass = comm.allreduce(bytes, ReduceOp::sum);
   plan.hosted = std::move(hosted);
@@ -247,6 +245,28 @@ SpaceView run_view(const Plan& plan, const SpaceView& given) {
   return plan.hosted ? plan.hosted->view(real) : real;
 }
 
+void make_absent_units(const Plan& plan, OwnershipTable& table, int rank) {
+  if (!plan.hosted) return;
+  for (std::size_t k = 0; k < table.tracked_arrays(); ++k) {
+    const HostedSpace::Units* planned = nullptr;
+    for (const auto& u : plan.hosted->units)
+      if (u.array_id == table.array_id(k)) planned = &u;
+    if (!planned) continue;
+    const auto* a = strata::detail::ArrayBase::find_array(planned->array_id);
+    std::vector<std::int64_t> first(static_cast<std::size_t>(a->dimension_count())), last(first.size());
+    std::size_t next = 0;  // into the ascending needed list
+    table.for_each_unit([&](std::size_t kk, std::uint64_t unit, std::size_t place) {
+      if (kk != k) return;
+      while (next < planned->needed.size() && planned->needed[next] < unit) ++next;
+      if (next < planned->needed.size() && planned->needed[next] == unit) return;
+      // Held in place: every element of the unit is in this rank's part.
+      const bool own = owner_of_unit(*a, unit, planned->unit_elems, first) == rank &&
+                       owner_of_unit(*a, unit * planned->unit_elems + planned->unit_elems - 1, 1, last) == rank;
+      if (!own) table.make_absent(place);
+    });
+  }
+}
+
 CallCopies::CallCopies(const Plan& plan, bool whole) : plan_(plan) {
   try {
     for (const auto& role : plan.roles) {
@@ -257,9 +277,14 @@ CallCopies::CallCopies(const Plan& plan, bool whole) : plan_(plan) {
       if (!whole && plan.hosted)
         for (const auto& u : plan.hosted->units)
           if (u.array_id == role.array_id) units = &u;
-      if (units) a->travel_begin_units(units->needed, units->unit_elems);
+      lent_.emplace_back();
+      if (units) a->travel_begin_units(units->needed, units->unit_elems, &lent_.back());
       else a->travel_begin();
       arrays_.push_back(a);
+      // Sorted by unit: the merge looks up who borrowed a unit.
+      std::sort(lent_.back().begin(), lent_.back().end(), [](const auto& x, const auto& y) {
+        return x.unit != y.unit ? x.unit < y.unit : x.to < y.to;
+      });
     }
   } catch (...) {  // those copied go back to their parts (the destructor will not run)
     for (auto* a : arrays_) a->travel_drop();
@@ -272,44 +297,51 @@ CallCopies::~CallCopies() {
 }
 
 std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
-  // Per tracked array: the units this rank's run wrote, and the first unit it touched
-  // outside its needed ones or wrote outside its exclusive ones.
-  std::vector<std::vector<std::uint64_t>> written(table.tracked_arrays());
-  std::vector<const HostedSpace::Units*> planned(table.tracked_arrays(), nullptr);
-  for (std::size_t k = 0; k < planned.size(); ++k)
+  // A rank touched only units it holds for the call (its part, and those it fetched:
+  // the claims refuse the rest), so every rank that touched a unit is its owner or a
+  // rank it lent the unit to. The owner finds every unit one rank wrote and another
+  // touched: its own writes of units it lent, and units returned by one borrower that
+  // another borrowed or the owner touched.
+  std::string conflict;
+  const auto label = [&](std::size_t k, std::uint64_t unit) { return unit_label(table, k, unit); };
+  for (std::size_t k = 0; k < table.tracked_arrays(); ++k) {
+    const HostedSpace::Units* planned = nullptr;
     for (const auto& u : plan_.hosted->units)
-      if (u.array_id == table.array_id(k)) planned[k] = &u;
-  std::vector<std::size_t> next_needed(planned.size(), 0), next_exclusive(planned.size(), 0);
-  std::string refusal;
-  table.for_each_unit([&](std::size_t k, std::uint64_t unit, std::size_t place) {
-    const std::uint8_t seen = table.seen_at(place);
-    if (seen == 0 || !planned[k] || !refusal.empty()) return;
-    // Units come in ascending order, as the planned lists are: walk them alongside.
-    const auto in = [&](const std::vector<std::uint64_t>& list, std::size_t& at) {
-      while (at < list.size() && list[at] < unit) ++at;
-      return at < list.size() && list[at] == unit;
-    };
-    if (!in(planned[k]->needed, next_needed[k])) {
-      refusal = fmt::format("{} was touched on rank {}, whose groups did not touch it when the loop was planned: the "
-                            "conflict groups recorded then no longer hold",
-                            unit_label(table, k, unit), rt.rank());
-    } else if (seen & strata::detail::ClaimView::written) {
-      if (!in(planned[k]->exclusive, next_exclusive[k]))
-        refusal = fmt::format("{} written on rank {} is touched by another rank's groups: the conflict groups "
-                              "recorded when the loop was planned no longer hold",
-                              unit_label(table, k, unit), rt.rank());
-      written[k].push_back(unit);
-    }
-  });
-  const std::string failure = first_failure(rt, {refusal});
-  if (!failure.empty()) return failure;
-  for (std::size_t k = 0; k < planned.size(); ++k) {
-    if (!planned[k]) continue;
+      if (u.array_id == table.array_id(k)) planned = &u;
+    if (!planned) continue;
     auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
-    strata::detail::return_dense_units(rt.comm(), a->distribution_of(), a->element_size(), planned[k]->unit_elems,
-                                       written[k], a->local_bytes());
+    const auto at = static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
+    const std::vector<strata::detail::LentUnit>& lent = lent_[at];
+    const auto borrowers = [&](std::uint64_t unit) {
+      return std::equal_range(lent.begin(), lent.end(), strata::detail::LentUnit{unit, 0},
+                              [](const auto& x, const auto& y) { return x.unit < y.unit; });
+    };
+    for (const auto& l : lent)
+      if (conflict.empty() && (table.seen_at(table.place_of(k, l.unit)) & strata::detail::ClaimView::written))
+        conflict = fmt::format("{} written on rank {} (its owner) was lent to rank {} in the same call: the conflict "
+                               "groups recorded when the loop was planned no longer hold",
+                               label(k, l.unit), rt.rank(), l.to);
+    std::vector<std::uint64_t> written;
+    table.for_each_unit([&](std::size_t kk, std::uint64_t unit, std::size_t place) {
+      if (kk == k && (table.seen_at(place) & strata::detail::ClaimView::written)) written.push_back(unit);
+    });
+    strata::detail::return_dense_units(
+        rt.comm(), a->distribution_of(), a->element_size(), planned->unit_elems, written, a->local_bytes(),
+        [&](std::uint64_t unit, int from) {
+          if (!conflict.empty()) return;
+          if (table.seen_at(table.place_of(k, unit)) != 0)
+            conflict = fmt::format("{} written on rank {} was touched on rank {} (its owner) in the same call: the "
+                                   "conflict groups recorded when the loop was planned no longer hold",
+                                   label(k, unit), from, rt.rank());
+          const auto [lo, hi] = borrowers(unit);
+          for (auto b = lo; b != hi && conflict.empty(); ++b)
+            if (b->to != from)
+              conflict = fmt::format("{} written on rank {} was touched on rank {} in the same call: the conflict "
+                                     "groups recorded when the loop was planned no longer hold",
+                                     label(k, unit), from, b->to);
+        });
   }
-  return "";
+  return first_failure(rt, {conflict});
 }
 
 }  // namespace detail

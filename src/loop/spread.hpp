@@ -10,20 +10,22 @@
 //     accesses of every iteration and finds the same groups and placement (the pass
 //     and the placement are deterministic); it then keeps only the iterations its own
 //     workers run and, per array the loop writes in place, the units (rows or
-//     elements) they touched (`needed`) and those no other rank's iterations touched
-//     (`exclusive`);
+//     elements) they touched (`needed`); every other unit outside its own part is
+//     *absent* on this rank (OwnershipTable::make_absent);
 //   * each call: a written array's storage addresses the whole array but holds only
-//     the rank's own part and its needed units, fetched from their owners; arrays the
-//     loop only reads are copied whole (any copy will do). Each rank's run claims what
-//     it touches in its OwnershipTable, as every re-validated run does. Afterwards a
-//     rank that touched a unit outside its needed ones, or wrote one outside its
-//     exclusive ones, refuses the run (undone and planned again like any refused run):
-//     the groups recorded no longer hold. Otherwise each written unit goes back to its
-//     owner, and every rank keeps its own part.
-// A rank touches only its needed units and writes only units no other rank touches, so
-// no unit one rank writes is touched by another; with the claims inside each rank, the
-// run equals the serial run of worker 0's iterations, then worker 1's, and so on
-// (schedule_rows), bit for bit whatever the timing.
+//     the rank's own part and its needed units, fetched from their owners, which note
+//     whom they lent each unit; arrays the loop only reads are copied whole (any copy
+//     will do). Each rank's run claims what it touches in its OwnershipTable, as every
+//     re-validated run does, and an access to an absent unit is refused before it
+//     reads. Afterwards the units each rank wrote go back to their owners, and an
+//     owner refuses the run when a unit one rank wrote was touched by another: its own
+//     write of a unit it lent, or a returned unit it touched itself or lent to another
+//     rank. A refused run is undone and planned again like any refused run.
+// Every rank that touches a unit is its owner or a rank the owner lent it to, so the
+// owners see every unit one rank wrote and another touched, whatever each rank's
+// planning pass concluded; with the claims inside each rank, an unrefused run equals
+// the serial run of worker 0's iterations, then worker 1's, and so on (schedule_rows),
+// bit for bit whatever the timing.
 //
 // A plan is spread when the body takes its element by value (the work records carry
 // copies, so the hosted elements are never written), every array it touches in place
@@ -33,9 +35,10 @@
 // as is one whose ranks placed the iterations differently (a body whose subscripts
 // its reconnaissance cannot replay, driver variables that differ between ranks).
 //
-// Memory during a call: a written array's own part and the pages its needed units lie
-// on (untouched pages of the whole-array storage cost nothing); read-only arrays whole.
-// Planning still holds the whole space and every array whole.
+// Memory during a call: a written array's own part, the pages its needed units lie on
+// (untouched pages of the whole-array storage cost nothing; element types whose
+// value-initialisation writes memory touch them all) and a round of messages;
+// read-only arrays whole. Planning still holds the whole space and every array whole.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +47,7 @@
 #include <vector>
 
 #include "loop/plan.hpp"
+#include "strata/detail/array_movement.hpp"
 #include "strata/loop/loop_body.hpp"
 
 namespace strata::loop {
@@ -63,8 +67,7 @@ struct HostedSpace {
   struct Units {
     std::uint64_t array_id = 0;
     std::size_t unit_elems = 1;            ///< elements a unit: a row's, or 1
-    std::vector<std::uint64_t> needed;     ///< touched by this rank's iterations when planned, ascending
-    std::vector<std::uint64_t> exclusive;  ///< of those, touched by no other rank's, ascending
+    std::vector<std::uint64_t> needed;  ///< touched by this rank's iterations when planned, ascending
   };
   std::vector<Units> units;
   /// The view the engine runs on: the real space's array and shape, these iterations.
@@ -90,6 +93,11 @@ bool refresh_hosted(HostedSpace& hosted, const SpaceView& space);
 /// The view a run of `plan` iterates: its hosted iterations, or the space as it is.
 SpaceView run_view(const Plan& plan, const SpaceView& given);
 
+/// Marks in `table` the units of each written array this rank neither holds in its
+/// part nor fetches for a call (HostedSpace::Units::needed): every run refuses an
+/// access to them before it reads (OwnershipTable::make_absent).
+void make_absent_units(const Plan& plan, OwnershipTable& table, int rank);
+
 /// Every array of a plan the loop reads or writes in place on every rank for as long as
 /// this lives (collective): whole where `whole` or where the plan keeps no units of it,
 /// else the rank's part and its needed units. Each goes back to its own part when it
@@ -100,15 +108,17 @@ class CallCopies {
   ~CallCopies();
   CallCopies(const CallCopies&) = delete;
   CallCopies& operator=(const CallCopies&) = delete;
-  /// Collective, after a run that claimed its accesses in `table`: "" when every rank
-  /// touched only its needed units and wrote only its exclusive ones, and then the
-  /// written units have gone back to their owners; else the first rank's refusal, the
-  /// same on every rank.
+  /// Collective, after a run that claimed its accesses in `table`: the units each rank
+  /// wrote go back to their owners, which look for a unit one rank wrote and another
+  /// touched (see spread.cpp). Returns "" or the first such conflict, the same on every
+  /// rank; a refused run is undone from the snapshot of each rank's part.
   std::string merge(Runtime& rt, const OwnershipTable& table);
 
  private:
   const Plan& plan_;
   std::vector<strata::detail::ArrayBase*> arrays_;
+  /// Per array in arrays_: the units of this rank's part other ranks fetched, by unit.
+  std::vector<std::vector<strata::detail::LentUnit>> lent_;
 };
 
 }  // namespace detail

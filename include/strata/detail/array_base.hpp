@@ -37,6 +37,7 @@ struct At {
 namespace detail {
 
 struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
+struct LentUnit;            // strata/detail/array_movement.hpp
 
 /// While a re-validating run claims its accesses (src/loop/ownership.hpp): where an
 /// array's accessors take the common claims in place instead of calling
@@ -48,8 +49,11 @@ struct CheckpointSnapshot;  // strata/io/checkpoint_format.hpp
 ///    holds as it needs (the word's low 16 bits: the worker's tag t_claim_tag after a
 ///    read by it alone, `shared` after reads by several, `written_by | tag` after its
 ///    write) goes on; every other case calls the claims.
+///  * `absent` (a mark bit): the unit is not held by this rank for the call (a spread
+///    plan's rank holds its part and the units its groups touch); any access to it
+///    calls the claims, which refuse it before it reads.
 struct ClaimView {
-  static constexpr std::uint8_t touched = 1, written = 2;
+  static constexpr std::uint8_t touched = 1, written = 2, absent = 4;
   static constexpr std::uint64_t shared = 0x3fff, written_by = 0x8000, state_bits = 0xffff;
   /// The bits a mark of an access sets.
   static constexpr std::uint8_t mark_of(bool write) { return write ? touched | written : touched; }
@@ -117,7 +121,9 @@ class ArrayBase {
   /// addresses the whole array and holds this rank's part and the units in `needed`
   /// (ascending; `unit_elems` consecutive row-major elements each) from their owners;
   /// the rest reads as zeros and costs no memory. travel_drop ends it.
-  virtual void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems) = 0;
+  /// `lent` (when given) gets the units of this rank's part other ranks asked for.
+  virtual void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems,
+                                  std::vector<LentUnit>* lent) = 0;
   /// Collective, dense arrays, for the time blocks of a 2-D plan (block b is rows
   /// [rows[b], rows[b+1]) along dimension 0; home_rank[b] is the rank it starts and ends
   /// a journey on): the storage addresses the whole array, but holds only the rows of
@@ -130,8 +136,9 @@ class ArrayBase {
   /// place and gives the rest back (no communication).
   virtual void travel_end(const std::vector<std::int64_t>& rows, const std::vector<int>& home_rank) = 0;
   /// After travel_begin on an array the loop only read (every rank holds the same
-  /// whole array): back to the partition held before, keeping this rank's part.
-  /// Local, no communication.
+  /// whole array), or after travel_begin_units: back to the partition held before,
+  /// keeping this rank's part (in place where it is a range of rows). Local, no
+  /// communication.
   virtual void travel_drop() = 0;
   /// Local: a copy of this rank's part of the array, with its checkpoint manifest
   /// (strata/io/checkpoint.hpp), for automatic checkpoints to write in the background.

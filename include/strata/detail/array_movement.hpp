@@ -65,22 +65,32 @@ void scatter_dense_blocks(Comm& comm, const Distribution& dist, std::span<const 
 std::optional<std::pair<std::int64_t, std::int64_t>> rows_of_blocks(const std::vector<std::int64_t>& rows,
                                                                     const std::vector<int>& rank_of, int rank);
 
+/// A unit this rank lent for a call, and the rank it lent it to.
+struct LentUnit {
+  std::uint64_t unit = 0;
+  int to = 0;
+};
+
 /// Collective, for conflict groups spread over the ranks (src/loop/spread.hpp): `whole`
 /// (the full array row-major, already holding this rank's part under `dist` in place)
 /// receives every unit in `needed` (ascending) from its owner. A unit is `unit_elems`
-/// consecutive row-major elements (a row, or one element). The units come in rounds
-/// of at most `round_bytes` a rank receives, so the messages stay small next to the
-/// units.
+/// consecutive row-major elements (a row, or one element). `lent` (when given) gets
+/// the units of this rank's part that other ranks asked for, with the asker. The
+/// units come in rounds of at most `round_bytes` a rank receives, so the messages stay
+/// small next to the units.
 void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
                        std::span<const std::uint64_t> needed, std::span<std::byte> whole,
-                       std::size_t round_bytes = std::size_t{4} << 20);
+                       std::vector<LentUnit>* lent = nullptr, std::size_t round_bytes = std::size_t{4} << 20);
 
 /// Collective: the units in `written` (ascending) of this rank's `whole` go to the
-/// ranks that own them, which copy them into their `whole` at the same place. Only
-/// this rank's part of `whole` matters afterwards: the pages outside it may be given
-/// back (read as zeros). In rounds, as fetch_dense_units.
+/// ranks that own them, which copy them into their `whole` at the same place, calling
+/// `returned` (when given) with each unit and the rank it came from. Only this rank's
+/// part of `whole` matters afterwards: where the part is a range of rows, the pages
+/// outside it go back as their units are packed (they read as zeros). In rounds, as
+/// fetch_dense_units.
 void return_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
                         std::span<const std::uint64_t> written, std::span<std::byte> whole,
+                        const std::function<void(std::uint64_t unit, int from)>& returned = {},
                         std::size_t round_bytes = std::size_t{4} << 20);
 
 /// Local: copies the elements common to boxes `from` and `to` from `src` (box `from`,

@@ -101,7 +101,8 @@ void DistArray<T, N>::travel_begin() {
 }
 
 template <class T, std::size_t N>
-void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems) {
+void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems,
+                                         std::vector<detail::LentUnit>* lent) {
   if (sparse_)
     throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
   travel_partition_ = dist_.partition();
@@ -114,6 +115,7 @@ void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, 
     travel_home_rows_ = std::pair(box_[0].begin(), box_[0].end());
     dense_.move_to(full.data() + static_cast<std::size_t>(box_[0].begin() * row_elements()));
   } else {
+    travel_home_rows_.reset();  // travel_drop copies the part out
     std::vector<IndexSet> whole;
     for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
     detail::copy_box_overlap(box_, std::as_bytes(std::span<const T>(dense_)), whole,
@@ -122,8 +124,13 @@ void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, 
   dense_ = std::move(full);
   for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
   recompute_strides();
-  detail::fetch_dense_units(rt_->comm(), dist_, sizeof(T), unit_elems, needed,
-                            std::as_writable_bytes(std::span<T>(dense_)));
+  try {
+    detail::fetch_dense_units(rt_->comm(), dist_, sizeof(T), unit_elems, needed,
+                              std::as_writable_bytes(std::span<T>(dense_)), lent);
+  } catch (...) {
+    travel_drop();  // back to the part, which is whole in the storage
+    throw;
+  }
 }
 
 template <class T, std::size_t N>
