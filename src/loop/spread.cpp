@@ -253,16 +253,26 @@ void make_absent_units(const Plan& plan, OwnershipTable& table, int rank) {
       if (u.array_id == table.array_id(k)) planned = &u;
     if (!planned) continue;
     const auto* a = strata::detail::ArrayBase::find_array(planned->array_id);
-    std::vector<std::int64_t> first(static_cast<std::size_t>(a->dimension_count())), last(first.size());
+    std::vector<std::int64_t> index(static_cast<std::size_t>(a->dimension_count()));
+    // Where the partition keeps rows whole, a unit's first element tells its owner;
+    // where it cuts them (the last dimension partitioned, by range or hash), every
+    // element must be this rank's.
+    const Partition& p = a->distribution_of().partition();
+    const int last_dim = a->dimension_count() - 1;
+    const bool cuts_rows = planned->unit_elems > 1 &&
+                           (p.dim() == last_dim || (p.kind() == Partition::Kind::block2d && p.dim1() == last_dim));
+    const auto held = [&](std::uint64_t unit) {
+      if (!cuts_rows) return owner_of_unit(*a, unit, planned->unit_elems, index) == rank;
+      for (std::size_t e = 0; e < planned->unit_elems; ++e)
+        if (owner_of_unit(*a, unit * planned->unit_elems + e, 1, index) != rank) return false;
+      return true;
+    };
     std::size_t next = 0;  // into the ascending needed list
     table.for_each_unit([&](std::size_t kk, std::uint64_t unit, std::size_t place) {
       if (kk != k) return;
       while (next < planned->needed.size() && planned->needed[next] < unit) ++next;
       if (next < planned->needed.size() && planned->needed[next] == unit) return;
-      // Held in place: every element of the unit is in this rank's part.
-      const bool own = owner_of_unit(*a, unit, planned->unit_elems, first) == rank &&
-                       owner_of_unit(*a, unit * planned->unit_elems + planned->unit_elems - 1, 1, last) == rank;
-      if (!own) table.make_absent(place);
+      if (!held(unit)) table.make_absent(place);
     });
   }
 }
@@ -311,6 +321,7 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
     if (!planned) continue;
     auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
     const auto at = static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
+    STRATA_CHECK(at < arrays_.size(), "a written array of a spread plan did not travel for the call");
     const std::vector<strata::detail::LentUnit>& lent = lent_[at];
     const auto borrowers = [&](std::uint64_t unit) {
       return std::equal_range(lent.begin(), lent.end(), strata::detail::LentUnit{unit, 0},

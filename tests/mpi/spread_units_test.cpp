@@ -71,6 +71,43 @@ TEST(SpreadUnits, FetchedUnitsComeBackToTheirOwners) {
     }
 }
 
+// Elements of rows that lie on several ranks (the partition cuts the last dimension,
+// by range or by hash; row() refuses such arrays, so the body takes elements) and rows
+// of arrays partitioned by hash of the first: a rank holds what it fetched and its
+// part, and every call equals its equivalent order bit for bit, also when the rows a
+// node pairs with move between calls.
+TEST(SpreadUnits, UnitsOfAnyPartitionStayExact) {
+  constexpr std::int64_t kNodes = 512, kWidth = 8, kCommunity = 8, kCommunities = kNodes / kCommunity;
+  for (const Partition& partition : {Partition::hash(1), Partition::range(1), Partition::hash(0)}) {
+    auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
+    auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, partition, 5).set_name("emb");
+    std::vector<float> ref = emb.gather();
+    std::int64_t shift = 0;  // a driver variable: the community a node pairs with
+    auto partner = [&](std::int64_t u) {
+      return (u / kCommunity + shift) % kCommunities * kCommunity + (u + 1) % kCommunity;
+    };
+    // One SGD step pulling rows u and v together, on any accessor of their elements.
+    auto step = [](auto&& at, std::int64_t u, std::int64_t v) {
+      float dot = 0;
+      for (std::int64_t k = 0; k < kWidth; ++k) dot += at(u, k) * at(v, k);
+      for (std::int64_t k = 0; k < kWidth; ++k) {
+        const float uk = at(u, k);
+        at(u, k) += 0.05f * (1 - dot) * at(v, k);
+        at(v, k) += 0.05f * (1 - dot) * uk;
+      }
+    };
+    auto in_emb = [&](std::int64_t r, std::int64_t k) -> float& { return emb(r, k); };
+    auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
+    for (const std::int64_t s : {0, 0, 1, 0}) {
+      shift = s;
+      const LoopReport report =
+          parallel_for(x, [&](const Index<1>& i, float) { step(in_emb, i[0], partner(i[0])); });
+      for (const auto& i : equivalent_order(x, report)) step(in_ref, i[0], partner(i[0]));
+      ASSERT_EQ(emb.gather(), ref) << partition.describe() << ", shift " << s << "\n" << report.explain();
+    }
+  }
+}
+
 // A driver variable that differs between ranks: each rank's planning pass sees its own
 // subscripts, so the ranks agree on where every iteration runs but not on what it
 // touches. The owners still see every unit two ranks touched (one writing it), so no

@@ -121,7 +121,8 @@ class ArrayBase {
   /// addresses the whole array and holds this rank's part and the units in `needed`
   /// (ascending; `unit_elems` consecutive row-major elements each) from their owners;
   /// the rest reads as zeros and costs no memory. travel_drop ends it.
-  /// `lent` (when given) gets the units of this rank's part other ranks asked for.
+  /// `lent` (when given) gets the units other ranks asked for whose first element is
+  /// in this rank's part.
   virtual void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems,
                                   std::vector<LentUnit>* lent) = 0;
   /// Collective, dense arrays, for the time blocks of a 2-D plan (block b is rows

@@ -75,7 +75,9 @@ struct LentUnit {
 /// (the full array row-major, already holding this rank's part under `dist` in place)
 /// receives every unit in `needed` (ascending) from its owner. A unit is `unit_elems`
 /// consecutive row-major elements (a row, or one element). `lent` (when given) gets
-/// the units of this rank's part that other ranks asked for, with the asker. The
+/// the units whose first element is in this rank's part that other ranks asked for,
+/// with the asker (where the partition cuts rows, the first element's owner speaks for
+/// the unit). The
 /// units come in rounds of at most `round_bytes` a rank receives, so the messages stay
 /// small next to the units.
 void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
@@ -83,8 +85,9 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
                        std::vector<LentUnit>* lent = nullptr, std::size_t round_bytes = std::size_t{4} << 20);
 
 /// Collective: the units in `written` (ascending) of this rank's `whole` go to the
-/// ranks that own them, which copy them into their `whole` at the same place, calling
-/// `returned` (when given) with each unit and the rank it came from. Only this rank's
+/// ranks that own them, which copy them into their `whole` at the same place; the
+/// owner of each unit's first element calls `returned` (when given) with the unit and
+/// the rank it came from. Only this rank's
 /// part of `whole` matters afterwards: where the part is a range of rows, the pages
 /// outside it go back as their units are packed (they read as zeros). In rounds, as
 /// fetch_dense_units.
