@@ -228,6 +228,12 @@ TEST(Relaxed, ManagedCommunicationKeepsItsBandwidthBudget) {
   // threads wait their turn for tens of milliseconds, which proves nothing.
   if (static_cast<unsigned>(rt().size()) > std::max(2u, std::thread::hardware_concurrency()))
     GTEST_SKIP() << "more ranks than cores";
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizer pass runs its 2-rank tests side by side on the CI's two cores, each
+  // several times slower: rates came out 16-17 % off without a stall the watch below
+  // notices (2026-11-29). The plain build's pass measures the rate.
+  GTEST_SKIP() << "a rate is not measurable in the sanitizer build";
+#endif
   const int W = rt().size() * rt().threads();
   // Few elements: the outbox stays small, so even an unoptimised sanitizer build
   // ranks it quickly and pumps many times per second.
