@@ -107,8 +107,12 @@ class OwnershipTable {
   /// by row, else elements), `place` its number as unit_of gives it; ascending units.
   template <class F>
   void for_each_unit(F&& f) const {
-    for (std::size_t k = 0; k < arrays_.size(); ++k)
-      for (std::size_t u = 0; u < arrays_[k].count; ++u) f(k, static_cast<std::uint64_t>(u), arrays_[k].first + u * arrays_[k].stride);
+    for (std::size_t k = 0; k < arrays_.size(); ++k) for_each_unit_of(k, [&](std::uint64_t u, std::size_t p) { f(k, u, p); });
+  }
+  /// The same for tracked array k only: f(unit, place).
+  template <class F>
+  void for_each_unit_of(std::size_t k, F&& f) const {
+    for (std::size_t u = 0; u < arrays_[k].count; ++u) f(static_cast<std::uint64_t>(u), arrays_[k].first + u * arrays_[k].stride);
   }
   /// The unit at `place` is not on this rank for the call (a spread plan's rank holds
   /// its part and the units its groups touch): every run refuses an access to it

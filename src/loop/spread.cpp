@@ -139,6 +139,14 @@ std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
   return out;
 }
 
+// The units the plan keeps of array `id`, or nullptr (an array it copies whole).
+const HostedSpace::Units* units_of(const Plan& plan, std::uint64_t id) {
+  if (plan.hosted)
+    for (const auto& u : plan.hosted->units)
+      if (u.array_id == id) return &u;
+  return nullptr;
+}
+
 }  // namespace
 
 bool can_spread(const Plan& plan, const SpaceView& space, const LoopBody& body) {
@@ -246,11 +254,8 @@ SpaceView run_view(const Plan& plan, const SpaceView& given) {
 }
 
 void make_absent_units(const Plan& plan, OwnershipTable& table, int rank) {
-  if (!plan.hosted) return;
   for (std::size_t k = 0; k < table.tracked_arrays(); ++k) {
-    const HostedSpace::Units* planned = nullptr;
-    for (const auto& u : plan.hosted->units)
-      if (u.array_id == table.array_id(k)) planned = &u;
+    const HostedSpace::Units* planned = units_of(plan, table.array_id(k));
     if (!planned) continue;
     const auto* a = strata::detail::ArrayBase::find_array(planned->array_id);
     std::vector<std::int64_t> index(static_cast<std::size_t>(a->dimension_count()));
@@ -268,8 +273,7 @@ void make_absent_units(const Plan& plan, OwnershipTable& table, int rank) {
       return true;
     };
     std::size_t next = 0;  // into the ascending needed list
-    table.for_each_unit([&](std::size_t kk, std::uint64_t unit, std::size_t place) {
-      if (kk != k) return;
+    table.for_each_unit_of(k, [&](std::uint64_t unit, std::size_t place) {
       while (next < planned->needed.size() && planned->needed[next] < unit) ++next;
       if (next < planned->needed.size() && planned->needed[next] == unit) return;
       if (!held(unit)) table.make_absent(place);
@@ -283,10 +287,7 @@ CallCopies::CallCopies(const Plan& plan, bool whole) : plan_(plan) {
       if (!role.read && !role.written) continue;
       auto* a = strata::detail::ArrayBase::find_array(role.array_id);
       if (!a) continue;
-      const HostedSpace::Units* units = nullptr;
-      if (!whole && plan.hosted)
-        for (const auto& u : plan.hosted->units)
-          if (u.array_id == role.array_id) units = &u;
+      const HostedSpace::Units* units = whole ? nullptr : units_of(plan, role.array_id);
       lent_.emplace_back();
       if (units) a->travel_begin_units(units->needed, units->unit_elems, &lent_.back());
       else a->travel_begin();
@@ -315,9 +316,7 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
   std::string conflict;
   const auto label = [&](std::size_t k, std::uint64_t unit) { return unit_label(table, k, unit); };
   for (std::size_t k = 0; k < table.tracked_arrays(); ++k) {
-    const HostedSpace::Units* planned = nullptr;
-    for (const auto& u : plan_.hosted->units)
-      if (u.array_id == table.array_id(k)) planned = &u;
+    const HostedSpace::Units* planned = units_of(plan_, table.array_id(k));
     if (!planned) continue;
     auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
     const auto at = static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
@@ -333,8 +332,8 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
                                "groups recorded when the loop was planned no longer hold",
                                label(k, l.unit), rt.rank(), l.to);
     std::vector<std::uint64_t> written;
-    table.for_each_unit([&](std::size_t kk, std::uint64_t unit, std::size_t place) {
-      if (kk == k && (table.seen_at(place) & strata::detail::ClaimView::written)) written.push_back(unit);
+    table.for_each_unit_of(k, [&](std::uint64_t unit, std::size_t place) {
+      if (table.seen_at(place) & strata::detail::ClaimView::written) written.push_back(unit);
     });
     strata::detail::return_dense_units(
         rt.comm(), a->distribution_of(), a->element_size(), planned->unit_elems, written, a->local_bytes(),
