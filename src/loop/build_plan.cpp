@@ -95,7 +95,8 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     // The groups hold for the accesses about to be recorded: with irregular subscripts
     // and more than one worker running them, every run re-validates them.
     if (plan->irregular && (T > 1 || plan->spread)) {
-      auto table = std::make_shared<OwnershipTable>(*plan);
+      // A spread plan's rank holds only some units of the arrays read in place too.
+      auto table = std::make_shared<OwnershipTable>(*plan, /*track_reads=*/plan->spread);
       if (plan->spread && T == 1) table->mark_only();
       if (plan->spread) make_absent_units(*plan, *table, rt.rank());
       if (!table->empty()) plan->ownership = std::move(table);

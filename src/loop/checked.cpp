@@ -53,13 +53,14 @@ void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const s
       site_known ? "does not fit the subscripts the sampled reconnaissance found" : "comes from a site it never saw"));
 }
 
-void claim_refused(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last,
+void claim_refused(const OwnershipTable& table, const strata::detail::ArrayBase& array,
+                   std::span<const std::int64_t> index, bool whole_last, bool write,
                    std::span<const std::int64_t> iteration, const std::string& site) {
+  std::string why = table.refusal(array, index, whole_last, write);
+  if (why.empty()) why = "touches what another worker's iterations touch in this call, one of them writing it";
   throw SpeculationFailed(fmt::format(
-      "access {}{} in iteration ({}) touches what another thread's iterations touch in this call, one of them "
-      "writing it (or writes an array the plan never saw written, or lies outside what this rank holds for a call "
-      "of groups spread over the ranks): the conflict groups recorded when the loop was planned no longer hold",
-      shown(array, index, whole_last), site.empty() ? "" : " at " + site, fmt::join(iteration, ", ")));
+      "access {}{} in iteration ({}) {}: the conflict groups recorded when the loop was planned no longer hold",
+      shown(array, index, whole_last), site.empty() ? "" : " at " + site, fmt::join(iteration, ", "), why));
 }
 
 void CheckedObserver::check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array,

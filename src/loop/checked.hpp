@@ -39,11 +39,13 @@ class SpeculationFailed : public Error {
 /// "W[3, :]": how messages show an access.
 std::string shown(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last);
 
-/// Throws SpeculationFailed for an access whose claim (loop/ownership.hpp) was
-/// refused, naming the access, its site when known ("" otherwise) and the iteration.
-[[noreturn, gnu::cold, gnu::noinline]] void claim_refused(const strata::detail::ArrayBase& array,
+/// Throws SpeculationFailed for an access whose claim in `table` (loop/ownership.hpp)
+/// was refused, naming the access, why, its site when known ("" otherwise) and the
+/// iteration.
+[[noreturn, gnu::cold, gnu::noinline]] void claim_refused(const OwnershipTable& table,
+                                                          const strata::detail::ArrayBase& array,
                                                           std::span<const std::int64_t> index, bool whole_last,
-                                                          std::span<const std::int64_t> iteration,
+                                                          bool write, std::span<const std::int64_t> iteration,
                                                           const std::string& site);
 
 class CheckedObserver final : public strata::detail::AccessObserver {
@@ -75,7 +77,8 @@ class CheckedObserver final : public strata::detail::AccessObserver {
     if (owners_ && mode != strata::detail::AccessMode::buffered &&
         !owners_->claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
       if (!locks_ || !locks_->lock_extra(array, index, whole_last))
-        claim_refused(array, index, whole_last, iteration_, strata::detail::site_label(where));
+        claim_refused(*owners_, array, index, whole_last, mode != strata::detail::AccessMode::read, iteration_,
+                      strata::detail::site_label(where));
     if (check_bounds_) check_planned(planned, array, where, mode, index, whole_last);
     return nullptr;
   }

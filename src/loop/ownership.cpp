@@ -27,12 +27,13 @@ std::vector<std::uint64_t> row_keyed_arrays(const Plan& plan) {
   return ids;
 }
 
-OwnershipTable::OwnershipTable(const Plan& plan) {
+OwnershipTable::OwnershipTable(const Plan& plan, bool track_reads) {
   for (const auto& role : plan.roles) {
-    if (!role.written) continue;  // read-only and Buffer-written arrays conflict with nothing
+    // Read-only and Buffer-written arrays conflict with nothing.
+    if (!role.written && !(track_reads && role.read)) continue;
     auto* array = strata::detail::ArrayBase::find_array(role.array_id);
     if (!array) continue;
-    Tracked t{array, role.name, array->shape_vector(), keyed_by_row(plan, role.array_id)};
+    Tracked t{array, role.name, array->shape_vector(), keyed_by_row(plan, role.array_id), !role.written};
     t.count = 1;
     for (std::size_t d = 0; d + (t.by_row ? 1 : 0) < t.shape.size(); ++d)
       t.count *= static_cast<std::size_t>(t.shape[d]);
@@ -63,7 +64,9 @@ bool OwnershipTable::same_units(const OwnershipTable& other) const {
   if (arrays_.size() != other.arrays_.size()) return false;
   for (std::size_t k = 0; k < arrays_.size(); ++k) {
     const Tracked &a = arrays_[k], &b = other.arrays_[k];
-    if (a.array != b.array || a.by_row != b.by_row || a.shape != b.shape || a.stride != b.stride) return false;
+    if (a.array != b.array || a.by_row != b.by_row || a.read_only != b.read_only || a.shape != b.shape ||
+        a.stride != b.stride)
+      return false;
   }
   return true;
 }
@@ -92,6 +95,7 @@ void OwnershipTable::attach_views() {
     else v.states = states_.data() + t.first;
     v.stride = t.stride;
     v.by_row = t.by_row;
+    v.read_only = t.read_only;
     views_.push_back(v);
   }
   for (std::size_t k = 0; k < views_.size(); ++k)
@@ -150,11 +154,28 @@ bool OwnershipTable::take_unit(std::size_t unit, bool write, std::uint64_t tag) 
   }
 }
 
+std::string OwnershipTable::refusal(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
+                                    bool whole_last, bool write) const {
+  const Tracked* t = find(array);
+  if (write && (!t || t->read_only)) return "writes an array the plan never saw written";
+  if (!t) return "";
+  std::size_t unit;
+  const bool one_unit = t->by_row || !whole_last;
+  if (absent_.empty() || !linear(*t, index, one_unit && !t->by_row ? t->shape.size() : t->shape.size() - 1, unit))
+    return "";
+  const auto width = one_unit ? std::size_t{1} : static_cast<std::size_t>(t->shape.back());
+  for (std::size_t k = 0; k < width; ++k)
+    if (absent_[t->first + (unit * width + k) * t->stride])
+      return "lies outside what this rank holds for the call (its part, and the units its conflict groups "
+             "touched when the loop was planned)";
+  return "";
+}
+
 std::string OwnershipTable::describe() const {
   std::vector<std::string> parts;
   for (const auto& t : arrays_)
-    parts.push_back(fmt::format("{} (by {}, {} {}s)", t.name, t.by_row ? "row" : "element", t.count,
-                                t.by_row ? "row" : "element"));
+    parts.push_back(fmt::format("{} (by {}, {} {}s{})", t.name, t.by_row ? "row" : "element", t.count,
+                                t.by_row ? "row" : "element", t.read_only ? ", read only" : ""));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

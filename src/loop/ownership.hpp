@@ -27,7 +27,8 @@
 // Every array the loop writes in place is tracked (by row where some access takes
 // whole rows, as the recorded groups key it); a write to any other array comes from
 // a site the plan never saw and is refused too. Reads of arrays the loop does not
-// write conflict with nothing. Fitted subscripts (p_k + c, constants) are taken to
+// write conflict with nothing; a spread plan's table tracks those arrays all the same
+// (read-only), only so that a rank's access to a unit it does not hold is refused. Fitted subscripts (p_k + c, constants) are taken to
 // stay what they were fitted to, as in every plan; checked mode verifies them.
 #pragma once
 
@@ -52,8 +53,9 @@ std::vector<std::uint64_t> row_keyed_arrays(const Plan& plan);
 
 class OwnershipTable {
  public:
-  /// Tracks what `plan` needs tracked (see above); empty() when nothing.
-  explicit OwnershipTable(const Plan& plan);
+  /// Tracks what `plan` needs tracked (see above), and where `track_reads` the arrays
+  /// it only reads in place too, as read-only; empty() when nothing.
+  explicit OwnershipTable(const Plan& plan, bool track_reads = false);
   bool empty() const { return arrays_.empty(); }
   /// Forgets every claim: a run starts with every element untouched.
   void reset();
@@ -66,6 +68,8 @@ class OwnershipTable {
     const Tracked* t = find(array);
     if (!t) [[unlikely]]
       return !write;  // the plan knows of no write to this array: a site it never saw
+    if (write && t->read_only) [[unlikely]]
+      return false;
     const std::size_t dims = t->shape.size();
     const bool one_unit = t->by_row || !whole_last;
     std::size_t unit;
@@ -79,6 +83,11 @@ class OwnershipTable {
       return claim_row_elements(*t, unit, write, tag);
     return claim_unit(t->first + unit * t->stride, write, tag);
   }
+  /// Why a claim of `array` at `index` that claim() refused was refused, for messages:
+  /// "" (another worker's claim conflicts), or what the plan forbids (a write to an
+  /// array it never saw written; a unit this rank does not hold for the call).
+  std::string refusal(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last,
+                      bool write) const;
   /// For explain: "E (by row, 40943 rows), R (by element, 1300 elements)".
   std::string describe() const;
 
@@ -99,6 +108,8 @@ class OwnershipTable {
   std::size_t tracked_arrays() const { return arrays_.size(); }
   std::uint64_t array_id(std::size_t k) const { return arrays_[k].array->array_id(); }
   bool by_row(std::size_t k) const { return arrays_[k].by_row; }
+  /// An array the loop only reads (tracked where the constructor was asked to).
+  bool read_only(std::size_t k) const { return arrays_[k].read_only; }
   std::size_t unit_elems(std::size_t k) const {
     return arrays_[k].by_row ? static_cast<std::size_t>(arrays_[k].shape.back()) : 1;
   }
@@ -188,6 +199,7 @@ class OwnershipTable {
     std::string name;
     std::vector<std::int64_t> shape;
     bool by_row;             ///< one unit per row (every access takes whole rows)
+    bool read_only = false;  ///< the loop only reads it: any write is refused
     std::size_t first = 0;   ///< its first unit in states_
     std::size_t count = 0;
     std::size_t stride = 1;  ///< states_ entries from one unit to the next

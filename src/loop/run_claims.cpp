@@ -17,8 +17,9 @@ RunClaims::~RunClaims() {
 }
 
 void RunClaims::refused(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
-                        bool whole_last) const {
-  claim_refused(array, index, whole_last, {iteration_, iteration_ ? dims_ : 0}, "");
+                        bool whole_last, strata::detail::AccessMode mode) const {
+  claim_refused(table_, array, index, whole_last, mode != strata::detail::AccessMode::read,
+                {iteration_, iteration_ ? dims_ : 0}, "");
 }
 
 }  // namespace strata::loop

@@ -37,13 +37,14 @@ class RunClaims final : public strata::detail::AccessClaims, public detail::Iter
              strata::detail::AccessMode mode) override {
     if (mode == strata::detail::AccessMode::buffered) return;  // deltas conflict with nothing
     if (!table_.claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
-      if (!locks_ || !locks_->lock_extra(array, index, whole_last)) refused(array, index, whole_last);
+      if (!locks_ || !locks_->lock_extra(array, index, whole_last)) refused(array, index, whole_last, mode);
   }
 
  private:
   /// Throws SpeculationFailed naming the access and the iteration.
   [[noreturn, gnu::cold, gnu::noinline]] void refused(const strata::detail::ArrayBase& array,
-                                                      std::span<const std::int64_t> index, bool whole_last) const;
+                                                      std::span<const std::int64_t> index, bool whole_last,
+                                                      strata::detail::AccessMode mode) const;
 
   OwnershipTable& table_;
   int worker_;

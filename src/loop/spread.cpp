@@ -111,8 +111,8 @@ int owner_of_unit(const strata::detail::ArrayBase& a, std::uint64_t unit, std::s
   return dist.owner(index.data());
 }
 
-// Per array the loop writes in place: the units this rank's iterations touched when
-// planned (HostedSpace::Units), and how many of them they wrote. `units` holds the
+// Per array the loop reads or writes in place: the units this rank's iterations
+// touched when planned (HostedSpace::Units), and which of them they wrote. `units` holds the
 // place (table.unit_of) of every access, `rank_of` every iteration's rank.
 std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
                                               const std::vector<analysis::ElementAccess>& accesses,
@@ -170,7 +170,8 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   const std::int64_t n = all.local_nnz;
   std::vector<analysis::ElementAccess> accesses;
   std::vector<std::uint64_t> units;  // per access, its unit in `table` (kNoUnit: an array only read)
-  const OwnershipTable table(plan);  // numbers the units of the arrays written in place
+  // Numbers the units of the arrays the loop reads or writes in place.
+  const OwnershipTable table(plan, /*track_reads=*/true);
   {
     // Subscripts may depend on the arrays' values: the pass reads them whole.
     CallCopies copies(plan, /*whole=*/true);
@@ -214,12 +215,16 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   hosted->units = planned_units(table, accesses, units, rank_of, rt.rank(), wrote);
   strata::detail::free_now(accesses);
   strata::detail::free_now(units);
-  // Each call, summed over ranks: read-only arrays whole to every other rank; of a
-  // written array, the needed units a rank asks of other owners (8 bytes a request,
-  // then the unit) and those of them it wrote when planned back (8 bytes and the unit).
+  // Each call, summed over ranks: of every array read or written in place, the needed
+  // units a rank asks of other owners (8 bytes a request, then the unit) and those of
+  // them it wrote when planned back (8 bytes and the unit); an array read in place the
+  // table does not track, whole to every other rank.
   std::int64_t bytes = 0;
   for (const auto& role : plan.roles) {
     if (role.written || !role.read) continue;
+    const bool by_units = std::any_of(hosted->units.begin(), hosted->units.end(),
+                                      [&](const HostedSpace::Units& u) { return u.array_id == role.array_id; });
+    if (by_units) continue;
     if (const auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
       std::int64_t whole_bytes = static_cast<std::int64_t>(a->element_size());
       for (const auto e : a->shape_vector()) whole_bytes *= e;
@@ -289,7 +294,8 @@ CallCopies::CallCopies(const Plan& plan, bool whole) : plan_(plan) {
       if (!a) continue;
       const HostedSpace::Units* units = whole ? nullptr : units_of(plan, role.array_id);
       lent_.emplace_back();
-      if (units) a->travel_begin_units(units->needed, units->unit_elems, &lent_.back());
+      // Owners note the borrowers of units the loop may write (the merge checks them).
+      if (units) a->travel_begin_units(units->needed, units->unit_elems, role.written ? &lent_.back() : nullptr);
       else a->travel_begin();
       arrays_.push_back(a);
       // Sorted by unit: the merge looks up who borrowed a unit.
@@ -317,7 +323,7 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
   const auto label = [&](std::size_t k, std::uint64_t unit) { return unit_label(table, k, unit); };
   for (std::size_t k = 0; k < table.tracked_arrays(); ++k) {
     const HostedSpace::Units* planned = units_of(plan_, table.array_id(k));
-    if (!planned) continue;
+    if (!planned || table.read_only(k)) continue;  // fetched units of a read-only array are dropped
     auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
     const auto at = static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
     STRATA_CHECK(at < arrays_.size(), "a written array of a spread plan did not travel for the call");

@@ -9,15 +9,16 @@
 //     in key order), copies every array the loop touches in place whole, records the
 //     accesses of every iteration and finds the same groups and placement (the pass
 //     and the placement are deterministic); it then keeps only the iterations its own
-//     workers run and, per array the loop writes in place, the units (rows or
+//     workers run and, per array the loop reads or writes in place, the units (rows or
 //     elements) they touched (`needed`); every other unit outside its own part is
 //     *absent* on this rank (OwnershipTable::make_absent);
-//   * each call: a written array's storage addresses the whole array but holds only
-//     the rank's own part and its needed units, fetched from their owners, which note
-//     whom they lent each unit; arrays the loop only reads are copied whole (any copy
-//     will do). Each rank's run claims what it touches in its OwnershipTable, as every
-//     re-validated run does, and an access to an absent unit is refused before it
-//     reads. Afterwards the units each rank wrote go back to their owners, and an
+//   * each call: such an array's storage addresses the whole array but holds only the
+//     rank's own part and its needed units, fetched from their owners, which note whom
+//     they lent each unit of a written array. Each rank's run claims what it touches in
+//     its OwnershipTable, as every re-validated run does (arrays the loop only reads are
+//     tracked read-only: nothing to claim, but absent units to refuse), and an access
+//     to an absent unit is refused before it reads. Afterwards the fetched units of a
+//     read-only array are dropped, the units each rank wrote go back to their owners, and an
 //     owner refuses the run when a unit one rank wrote was touched by another: its own
 //     write of a unit it lent, or a returned unit it touched itself or lent to another
 //     rank. A refused run is undone and planned again like any refused run.
@@ -35,10 +36,10 @@
 // as is one whose ranks placed the iterations differently (a body whose subscripts
 // its reconnaissance cannot replay, driver variables that differ between ranks).
 //
-// Memory during a call: a written array's own part, the pages its needed units lie on
-// (untouched pages of the whole-array storage cost nothing; element types whose
-// value-initialisation writes memory touch them all) and a round of messages;
-// read-only arrays whole. Planning still holds the whole space and every array whole.
+// Memory during a call, per array read or written in place: its own part, the pages
+// its needed units lie on (untouched pages of the whole-array storage cost nothing;
+// element types whose value-initialisation writes memory touch them all) and a round
+// of messages. Planning still holds the whole space and every array whole.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,7 @@ struct HostedSpace {
   std::vector<std::int64_t> whole_positions;
   /// Fingerprint of this rank's part of the real space's elements when hosted.
   std::uint64_t source_fingerprint = 0;
-  /// Per array the loop writes in place (OwnershipTable order), what its groups touch.
+  /// Per array the loop reads or writes in place (OwnershipTable order), what its groups touch.
   struct Units {
     std::uint64_t array_id = 0;
     std::size_t unit_elems = 1;            ///< elements a unit: a row's, or 1
@@ -101,7 +102,7 @@ void make_absent_units(const Plan& plan, OwnershipTable& table, int rank);
 /// Every array of a plan the loop reads or writes in place on every rank for as long as
 /// this lives (collective): whole where `whole` or where the plan keeps no units of it,
 /// else the rank's part and its needed units. Each goes back to its own part when it
-/// ends (local).
+/// ends (local); the merge first returns the written ones' units.
 class CallCopies {
  public:
   CallCopies(const Plan& plan, bool whole);

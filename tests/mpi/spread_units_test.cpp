@@ -4,6 +4,7 @@
 // owners; the units a rank wrote go back to their owners afterwards.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -27,6 +28,27 @@ std::vector<std::uint64_t> units_of_rank(std::uint64_t units) {
   for (std::uint64_t u = 0; u < units; ++u)
     if (u % ranks == (static_cast<std::uint64_t>(rt().rank()) + 1) % ranks) mine.push_back(u);
   return mine;
+}
+
+// The bytes of the rows of `array` a plan's rank fetches for a call: the needed rows
+// (units) of that array outside its own part.
+double fetched_row_bytes(const LoopReport& report, const detail::ArrayBase& array, const IndexSet& own_rows,
+                         double row_bytes) {
+  double fetched = 0;
+  for (const auto& u : loop::detail::plan_of(report).hosted->units)
+    if (u.array_id == array.array_id())
+      for (const auto row : u.needed)
+        if (!own_rows.contains(static_cast<std::int64_t>(row))) fetched += row_bytes;
+  return fetched;
+}
+
+// The most this process's resident set grew by during `call`, in bytes.
+template <class Call>
+double growth_during(Call&& call) {
+  const std::int64_t before = status_kib("VmRSS");
+  testing::reset_peak();
+  call();
+  return static_cast<double>(status_kib("VmHWM") - before) * 1024.0;
 }
 
 // Rows or single elements, under partitions that keep rows whole (range and hash of
@@ -108,6 +130,56 @@ TEST(SpreadUnits, UnitsOfAnyPartitionStayExact) {
   }
 }
 
+// An array the loop only reads travels by units too: a rank holds its part and the
+// rows its groups read when planned. When a driver variable sends the reads elsewhere,
+// a rank's access to a row it does not hold is refused before it reads (the run is
+// undone and planned again), so every call still equals its equivalent order bit for
+// bit, under partitions that keep rows whole and one that cuts them.
+TEST(SpreadUnits, ArraysTheLoopOnlyReadsTravelByUnits) {
+  constexpr std::int64_t kNodes = 512, kWidth = 4, kCommunity = 8;
+  for (const Partition& partition : {Partition::range(0), Partition::hash(0), Partition::range(1)}) {
+    auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
+    auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, Partition::range(0), 3).set_name("emb");
+    auto ctx = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 1.0, 0.0, partition, 4).set_name("ctx");
+    std::vector<float> ref = emb.gather();
+    const std::vector<float> ctx_values = ctx.gather();
+    std::int64_t shift = 0;  // a driver variable: the context row a node reads
+    auto context = [&](std::int64_t u) { return (u * 37 + shift * 101) % kNodes; };
+    auto next = [](std::int64_t u) { return u / kCommunity * kCommunity + (u + 1) % kCommunity; };
+    // Node u moves towards its ring neighbour, weighted by an element of its context
+    // row (read elements, not rows: range(1) cuts the rows).
+    auto step = [&](auto&& at, auto&& read, std::int64_t u) {
+      const std::int64_t v = next(u), c = context(u);
+      for (std::int64_t k = 0; k < kWidth; ++k) at(u, k) += 0.1f * read(c, k) * (at(v, k) - at(u, k));
+    };
+    auto in_emb = [&](std::int64_t r, std::int64_t k) -> float& { return emb(r, k); };
+    auto in_ctx = [&](std::int64_t r, std::int64_t k) { return ctx.read({r, k}); };
+    auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
+    auto in_ctx_values = [&](std::int64_t r, std::int64_t k) { return ctx_values[static_cast<std::size_t>(r * kWidth + k)]; };
+    std::int64_t last = 0;
+    for (const std::int64_t s : {0, 0, 1, 1, 0}) {
+      const bool moved = s != last;
+      shift = last = s;
+      const LoopReport report = parallel_for(x, [&](const Index<1>& i, float) { step(in_emb, in_ctx, i[0]); });
+      for (const auto& i : equivalent_order(x, report)) step(in_ref, in_ctx_values, i[0]);
+      ASSERT_EQ(emb.gather(), ref) << partition.describe() << ", shift " << s << "\n" << report.explain();
+      ASSERT_EQ(ctx.gather(), ctx_values) << partition.describe();
+      if (rt().size() == 1 || !report.spread) continue;
+      // ctx is among the arrays the plan keeps units of, and a rank needs a share of it.
+      const auto& units = loop::detail::plan_of(report).hosted->units;
+      const auto kept = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.array_id == ctx.array_id(); });
+      ASSERT_NE(kept, units.end()) << report.explain();
+      EXPECT_LT(kept->needed.size(), static_cast<std::size_t>(kNodes * kWidth)) << report.explain();
+      EXPECT_NE(report.explain().find("read only"), std::string::npos) << report.explain();
+      // The reads moved: a rank reached for a row of ctx it had not fetched.
+      if (moved) {
+        EXPECT_NE(report.revalidation_failure.find("lies outside what this rank holds"), std::string::npos)
+            << report.explain();
+      }
+    }
+  }
+}
+
 // A driver variable that differs between ranks: each rank's planning pass sees its own
 // subscripts, so the ranks agree on where every iteration runs but not on what it
 // touches. The owners still see every unit two ranks touched (one writing it), so no
@@ -169,16 +241,11 @@ TEST(SpreadUnits, ARankHoldsItsPartAndTheRowsItsGroupsTouch) {
   const double whole = kNodes * row_bytes;
   const double part = static_cast<double>(emb.local_values().size()) * sizeof(float);
   // The rows this rank's groups touch that other ranks hold.
-  const auto& units = loop::detail::plan_of(first).hosted->units;
-  ASSERT_EQ(units.size(), 1u);
-  double fetched = 0;
-  for (const auto row : units[0].needed)
-    if (!emb.local_box()[0].contains(static_cast<std::int64_t>(row))) fetched += row_bytes;
-  const std::int64_t before = status_kib("VmRSS");
-  testing::reset_peak();
-  const LoopReport measured = call();
+  ASSERT_EQ(loop::detail::plan_of(first).hosted->units.size(), 1u);
+  const double fetched = fetched_row_bytes(first, emb, emb.local_box()[0], row_bytes);
+  LoopReport measured;
+  const double held = growth_during([&] { measured = call(); }) + part;
   ASSERT_EQ(measured.revalidation_failure, "") << measured.explain();
-  const double held = static_cast<double>(status_kib("VmHWM") - before) * 1024.0 + part;
   // The part and its copy for undoing a refused run, the fetched rows in place, the
   // messages of a round (4 MiB a rank receives: the units it asked for, the units
   // others asked of it, with room for more) and 10 % of the array for pages and the
@@ -193,6 +260,58 @@ TEST(SpreadUnits, ARankHoldsItsPartAndTheRowsItsGroupsTouch) {
   // Before, every rank held the array whole, and received it once more in messages.
   if (rt().size() >= 4) {
     EXPECT_LT(bound, whole);
+  }
+}
+
+// The same rings, but the large array is one the loop only reads (64-float context
+// rows, 64 MiB) and the written one is small: a rank holds its part of the read array
+// and the rows its groups read, where it used to receive the whole array.
+TEST(SpreadUnits, ARankHoldsItsPartOfAnArrayTheLoopOnlyReads) {
+  if (rt().size() == 1) GTEST_SKIP() << "groups are spread over ranks only";
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "resident-set bounds are not measurable under AddressSanitizer";
+#endif
+  constexpr std::int64_t kNodes = 262144, kWidth = 64, kEmb = 4, kCommunity = 64;
+  auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
+  auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kEmb}, 0.1, 0.0, Partition::range(0), 8).set_name("emb");
+  auto ctx = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, Partition::range(0), 9).set_name("ctx");
+  auto next = [](std::int64_t u) { return u / kCommunity * kCommunity + (u + 1) % kCommunity; };
+  auto body = [&](const Index<1>& i, float rate) {
+    const std::int64_t u = i[0], v = next(u);
+    const std::span<const float> cu = ctx.read_row(u), cv = ctx.read_row(v);
+    float dot = 0;
+    for (std::int64_t k = 0; k < kWidth; ++k) dot += cu[k] * cv[k];
+    float* eu = emb.row(u).data();
+    const float* ev = emb.row(v).data();
+    for (std::int64_t k = 0; k < kEmb; ++k) eu[k] += 0.01f * rate * dot * (ev[k] - eu[k]);
+  };
+  auto call = [&] { return parallel_for(x, body); };
+  const LoopReport first = call();
+  ASSERT_TRUE(first.spread) << first.explain();
+  ASSERT_EQ(first.revalidation_failure, "") << first.explain();
+  call();
+  const double ctx_row = kWidth * sizeof(float), emb_row = kEmb * sizeof(float);
+  const double whole = kNodes * (ctx_row + emb_row);
+  const double ctx_part = static_cast<double>(ctx.local_values().size()) * sizeof(float);
+  const double emb_part = static_cast<double>(emb.local_values().size()) * sizeof(float);
+  ASSERT_EQ(loop::detail::plan_of(first).hosted->units.size(), 2u) << first.explain();
+  const double fetched = fetched_row_bytes(first, ctx, ctx.local_box()[0], ctx_row) +
+                         fetched_row_bytes(first, emb, emb.local_box()[0], emb_row);
+  LoopReport measured;
+  const double held = growth_during([&] { measured = call(); }) + ctx_part + emb_part;
+  ASSERT_EQ(measured.revalidation_failure, "") << measured.explain();
+  // Both parts, the written one's undo copy, the fetched rows, a round of messages and
+  // 10 % of the arrays for pages and the call's own allocations (as above).
+  const double round = 4 << 20;
+  const double bound = ctx_part + 2 * emb_part + fetched + 3 * round + 0.10 * whole;
+  std::printf("[rank %d] ctx %.1f MiB read only, emb %.1f MiB, parts %.1f MiB, rows fetched %.1f MiB, held at most "
+              "%.1f MiB during a call (bound %.1f MiB)\n",
+              rt().rank(), kNodes * ctx_row / (1 << 20), kNodes * emb_row / (1 << 20),
+              (ctx_part + emb_part) / (1 << 20), fetched / (1 << 20), held / (1 << 20), bound / (1 << 20));
+  EXPECT_LE(held, bound);
+  // Before, every rank held ctx whole, and received it once more in messages.
+  if (rt().size() >= 4) {
+    EXPECT_LT(bound, kNodes * ctx_row);
   }
 }
 

@@ -52,6 +52,8 @@ struct LentUnit;            // strata/detail/array_movement.hpp
 ///  * `absent` (a mark bit): the unit is not held by this rank for the call (a spread
 ///    plan's rank holds its part and the units its groups touch); any access to it
 ///    calls the claims, which refuse it before it reads.
+///  * `read_only`: an array the loop only reads, tracked so that its absent units are
+///    refused (spread plans); a write to it calls the claims, which refuse it.
 struct ClaimView {
   static constexpr std::uint8_t touched = 1, written = 2, absent = 4;
   static constexpr std::uint64_t shared = 0x3fff, written_by = 0x8000, state_bits = 0xffff;
@@ -67,6 +69,7 @@ struct ClaimView {
   const std::atomic<std::uint64_t>* states = nullptr;
   std::size_t stride = 1;
   bool by_row = false;
+  bool read_only = false;
 };
 /// The claim tag (worker + 1) of the run on this thread (see ClaimView).
 inline thread_local std::uint64_t t_claim_tag = 0;
