@@ -378,7 +378,8 @@ class DistArray : public detail::ArrayBase {
       const bool write = mode != detail::AccessMode::read;
       if (v->marks) {
         std::uint8_t& m = v->marks[unit * v->stride];
-        if (!(m & View::absent) && !(write && v->read_only)) [[likely]] {
+        const bool held = write ? (m & (View::absent | View::written)) == View::written : !(m & View::absent);
+        if (held) [[likely]] {
           m |= View::mark_of(write);
           return;
         }

@@ -100,6 +100,40 @@ RemotePieces remote_pieces(Comm& comm, const Distribution& dist, std::size_t ele
 
 }  // namespace
 
+std::vector<WrittenUnit> announce_units(Comm& comm, const Distribution& dist, std::size_t unit_elems,
+                                        std::span<const std::uint64_t> written) {
+  const Pieces pieces = pieces_of(dist, unit_elems);
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  std::vector<std::vector<std::uint64_t>> to(ranks);
+  std::vector<std::int64_t> index(dist.shape().size());
+  for (const std::uint64_t unit : written) {
+    int last = comm.rank();  // a unit's pieces of one owner lie side by side: tell it once
+    for (std::size_t j = 0; j < pieces.per_unit; ++j) {
+      index_of(dist.shape(), (unit * pieces.per_unit + j) * pieces.elems, index);
+      const int owner = dist.owner(index.data());
+      if (owner == last || owner == comm.rank()) continue;
+      auto& list = to[static_cast<std::size_t>(owner)];
+      if (list.empty() || list.back() != unit) list.push_back(unit);
+      last = owner;
+    }
+  }
+  std::vector<Bytes> out(ranks);
+  for (std::size_t q = 0; q < ranks; ++q) {
+    const auto bytes = std::as_bytes(std::span<const std::uint64_t>(to[q]));
+    out[q].assign(bytes.begin(), bytes.end());
+  }
+  const std::vector<Bytes> in = comm.alltoallv(out);
+  std::vector<WrittenUnit> heard;
+  for (std::size_t q = 0; q < ranks; ++q)
+    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= in[q].size(); at += sizeof(std::uint64_t)) {
+      WrittenUnit w;
+      std::memcpy(&w.unit, in[q].data() + at, sizeof w.unit);
+      w.from = static_cast<int>(q);
+      heard.push_back(w);
+    }
+  return heard;
+}
+
 void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
                        std::span<const std::uint64_t> needed, std::span<std::byte> whole,
                        std::vector<LentUnit>* lent, std::size_t round_bytes) {

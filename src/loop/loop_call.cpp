@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
+#include "loop/ownership.hpp"
 #include "loop/relaxed_run.hpp"
 #include "loop/split_groups.hpp"
 #include "loop/spread.hpp"
@@ -44,11 +45,16 @@ LoopReport plan_call(const SpaceView& space, const LoopBody& body, const LoopOpt
 namespace {
 
 // What a run of `plan` may change: the arrays it writes in place and, when the body
-// takes its elements by reference, the iteration space.
-std::vector<strata::detail::ArrayBase*> changed_by(const Plan& plan, const SpaceView& space, const LoopBody& body) {
+// takes its elements by reference, the iteration space; less the arrays whose writes
+// `logged` undoes itself (loop/ownership.hpp), when given.
+std::vector<strata::detail::ArrayBase*> changed_by(const Plan& plan, const SpaceView& space, const LoopBody& body,
+                                                   const OwnershipTable* logged = nullptr) {
   std::vector<strata::detail::ArrayBase*> changed;
-  for (const auto& role : plan.roles)
-    if (role.written) changed.push_back(strata::detail::ArrayBase::find_array(role.array_id));
+  for (const auto& role : plan.roles) {
+    if (!role.written) continue;
+    auto* a = strata::detail::ArrayBase::find_array(role.array_id);
+    if (!(a && logged && logged->logs_writes(*a))) changed.push_back(a);
+  }
   if (!body.reads_only) changed.push_back(space.array);
   return changed;
 }
@@ -92,7 +98,8 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
   if (!plan->go_serial.empty()) return run_serially(space, body, options, where, plan->go_serial);
   const auto call_start = std::chrono::steady_clock::now();
   for (int attempt = 0;; ++attempt) {
-    strata::detail::RunSnapshot before(changed_by(*plan, space, body), &rt.pool());
+    // The table undoes what it logs of a refused run itself (run_plan).
+    strata::detail::RunSnapshot before(changed_by(*plan, space, body, plan->ownership.get()), &rt.pool());
     std::string failure = run_plan(space, body, *plan, options, true);
     if (failure.empty()) {
       ++plan->revalidated_runs;

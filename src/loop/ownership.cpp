@@ -1,11 +1,13 @@
 #include "loop/ownership.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "loop/plan.hpp"
+#include "strata/error.hpp"
 
 namespace strata::loop {
 namespace {
@@ -33,10 +35,20 @@ OwnershipTable::OwnershipTable(const Plan& plan, bool track_reads) {
     if (!role.written && !(track_reads && role.read)) continue;
     auto* array = strata::detail::ArrayBase::find_array(role.array_id);
     if (!array) continue;
-    Tracked t{array, role.name, array->shape_vector(), keyed_by_row(plan, role.array_id), !role.written};
+    const bool read_only = !role.written;
+    const auto shape = array->shape_vector();
+    // Reads never conflict, so an array the loop only reads is tracked by row: a unit
+    // costs about 11 bytes of table, which rows of 64 bytes or more are worth; narrower
+    // ones, and 1-D arrays, are copied whole for a call instead.
+    if (read_only && (shape.size() < 2 || array->element_size() * static_cast<std::size_t>(shape.back()) < kLargeUnit))
+      continue;
+    Tracked t{array, role.name, shape, read_only || keyed_by_row(plan, role.array_id), read_only};
     t.count = 1;
     for (std::size_t d = 0; d + (t.by_row ? 1 : 0) < t.shape.size(); ++d)
       t.count *= static_cast<std::size_t>(t.shape[d]);
+    t.unit_bytes = array->element_size() * (t.by_row ? static_cast<std::size_t>(t.shape.back()) : 1);
+    // A log entry costs a place (8 bytes) besides the unit: smaller units are copied.
+    t.logs = role.written && t.unit_bytes >= kLargeUnit;
     arrays_.push_back(std::move(t));
   }
   // Small arrays: a cache line per unit's state (see states_).
@@ -47,8 +59,10 @@ OwnershipTable::OwnershipTable(const Plan& plan, bool track_reads) {
     t.first = total;
     total += t.count * t.stride;
   }
+  units_ = total;
   states_ = std::vector<std::atomic<std::uint64_t>>(total);  // all untouched
   lockable_.assign(total, 0);
+  logs_ = std::vector<WriteLog>(static_cast<std::size_t>(std::max(1, plan.threads)));
 }
 
 std::uint64_t OwnershipTable::unit_of(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
@@ -72,11 +86,12 @@ bool OwnershipTable::same_units(const OwnershipTable& other) const {
 }
 
 void OwnershipTable::make_arrays_lockable(std::span<const std::uint32_t> units) {
-  for (const Tracked& t : arrays_) {
+  for (Tracked& t : arrays_) {
     const bool holds_one = std::any_of(units.begin(), units.end(), [&](std::uint32_t u) {
       return u >= t.first && u < t.first + t.count * t.stride;
     });
     if (!holds_one) continue;
+    t.logs = false;  // its units are written under locks, not claims: copied before a run
     for (std::size_t k = 0; k < t.count; ++k) {
       std::uint8_t& mark = lockable_[t.first + k * t.stride];
       lockable_count_ += mark == 0 ? 1 : 0;
@@ -85,7 +100,10 @@ void OwnershipTable::make_arrays_lockable(std::span<const std::uint32_t> units) 
   }
 }
 
-void OwnershipTable::mark_only() { marks_.assign(states_.size(), 0); }
+void OwnershipTable::mark_only() {
+  marks_.assign(units_, 0);
+  strata::detail::free_now(states_);  // the marks replace the claim words
+}
 
 void OwnershipTable::attach_views() {
   views_.clear();
@@ -95,7 +113,6 @@ void OwnershipTable::attach_views() {
     else v.states = states_.data() + t.first;
     v.stride = t.stride;
     v.by_row = t.by_row;
-    v.read_only = t.read_only;
     views_.push_back(v);
   }
   for (std::size_t k = 0; k < views_.size(); ++k)
@@ -110,18 +127,56 @@ void OwnershipTable::reset() {
   if (!marks_.empty()) std::fill(marks_.begin(), marks_.end(), 0);
   else
     for (auto& s : states_) s.store(0, std::memory_order_relaxed);
+  drop_logs();
   for (std::size_t p = 0; p < absent_.size(); ++p) {
-    if (!absent_[p]) continue;
+    if (absent_[p] != kAbsentUnit) continue;
     if (!marks_.empty()) marks_[p] = strata::detail::ClaimView::absent;
     else states_[p].store(kAbsent, std::memory_order_relaxed);
   }
 }
 
-bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag) {
+bool OwnershipTable::claim_row_elements(const Tracked& t, std::size_t row, bool write, int worker) {
   const auto width = static_cast<std::size_t>(t.shape.back());
   for (std::size_t k = 0; k < width; ++k)
-    if (!claim_unit(t.first + (row * width + k) * t.stride, write, tag)) return false;
+    if (!claim_unit(t, t.first + (row * width + k) * t.stride, write, worker)) return false;
   return true;
+}
+
+void OwnershipTable::log_write(const Tracked& t, std::size_t place, int worker) {
+  if (!t.logs || (!absent_.empty() && absent_[place] == kBorrowedUnit)) return;
+  const std::size_t unit = (place - t.first) / t.stride;
+  // The storage holds the whole array row-major while runs claim (attach_views).
+  const std::span<std::byte> bytes = const_cast<strata::detail::ArrayBase*>(t.array)->local_bytes();
+  STRATA_CHECK((unit + 1) * t.unit_bytes <= bytes.size(), "a claimed unit lies outside its array's storage");
+  STRATA_CHECK(static_cast<std::size_t>(worker) < logs_.size(), "a claim from a worker the table has no log for");
+  logs_[static_cast<std::size_t>(worker)].save(place, bytes.subspan(unit * t.unit_bytes, t.unit_bytes));
+}
+
+void OwnershipTable::undo_logged_writes() {
+  for (const WriteLog& log : logs_) {
+    std::size_t at = 0;  // into the log's saved bytes
+    for (const std::size_t place : log.places()) {
+      const auto t = std::find_if(arrays_.begin(), arrays_.end(), [&](const Tracked& x) {
+        return place >= x.first && place < x.first + x.count * x.stride;
+      });
+      STRATA_CHECK(t != arrays_.end(), "a logged unit of no tracked array");
+      const std::size_t unit = (place - t->first) / t->stride;
+      const std::span<std::byte> bytes = const_cast<strata::detail::ArrayBase*>(t->array)->local_bytes();
+      std::memcpy(bytes.data() + unit * t->unit_bytes, log.saved() + at, t->unit_bytes);
+      at += t->unit_bytes;
+    }
+  }
+  drop_logs();
+}
+
+void OwnershipTable::drop_logs() {
+  for (WriteLog& log : logs_) log.clear();
+}
+
+std::size_t OwnershipTable::logged_bytes() const {
+  std::size_t n = 0;
+  for (const WriteLog& log : logs_) n += log.bytes();
+  return n;
 }
 
 bool OwnershipTable::take_unit(std::size_t unit, bool write, std::uint64_t tag) {
@@ -165,7 +220,7 @@ std::string OwnershipTable::refusal(const strata::detail::ArrayBase& array, std:
     return "";
   const auto width = one_unit ? std::size_t{1} : static_cast<std::size_t>(t->shape.back());
   for (std::size_t k = 0; k < width; ++k)
-    if (absent_[t->first + (unit * width + k) * t->stride])
+    if (absent_[t->first + (unit * width + k) * t->stride] == kAbsentUnit)
       return "lies outside what this rank holds for the call (its part, and the units its conflict groups "
              "touched when the loop was planned)";
   return "";

@@ -24,12 +24,19 @@
 // iteration runs is marked untouched until the iteration's first access to the unit,
 // so the iteration knows which of its recorded locks it needed.
 //
+// Undoing a refused run: the first write claim of a unit saves its old bytes in the
+// claiming worker's WriteLog (loop/write_log.hpp) where the array's units are rows of
+// 64 bytes or more and none is lockable; undo_logged_writes() puts them back. Other
+// arrays are copied whole before the run (RunSnapshot), as a log of small units
+// would cost more than the copy.
+//
 // Every array the loop writes in place is tracked (by row where some access takes
 // whole rows, as the recorded groups key it); a write to any other array comes from
 // a site the plan never saw and is refused too. Reads of arrays the loop does not
 // write conflict with nothing; a spread plan's table tracks those arrays all the same
-// (read-only), only so that a rank's access to a unit it does not hold is refused. Fitted subscripts (p_k + c, constants) are taken to
-// stay what they were fitted to, as in every plan; checked mode verifies them.
+// (read-only, by row), only so that a rank's access to a row it does not hold is
+// refused. Fitted subscripts (p_k + c, constants) are taken to stay what they were
+// fitted to, as in every plan; checked mode verifies them.
 #pragma once
 
 #include <atomic>
@@ -38,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "loop/write_log.hpp"
 #include "strata/detail/array_base.hpp"
 
 namespace strata::loop {
@@ -61,8 +69,9 @@ class OwnershipTable {
   void reset();
   /// Claims what an access at `index` (a whole row when `whole_last`) of `array`
   /// touches for `worker` (0-based, below 16382: tag 0x3fff is kShared). False when
-  /// another worker's claim conflicts with it, or when it writes an array the table
-  /// does not track. Inline: every access of a re-validating run comes here.
+  /// another worker's claim conflicts with it, when it writes an array the table does
+  /// not track or tracks read-only, or when it reaches a unit absent on this rank.
+  /// Inline: every access of a re-validating run comes here.
   bool claim(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index, bool whole_last, bool write,
              int worker) {
     const Tracked* t = find(array);
@@ -78,10 +87,9 @@ class OwnershipTable {
       return true;
     if (!marks_.empty())  // mark_only(): nothing to refuse but units the rank does not hold
       return mark(*t, unit, one_unit, write);
-    const std::uint64_t tag = tag_of(worker);
     if (!one_unit) [[unlikely]]
-      return claim_row_elements(*t, unit, write, tag);
-    return claim_unit(t->first + unit * t->stride, write, tag);
+      return claim_row_elements(*t, unit, write, worker);
+    return claim_unit(*t, t->first + unit * t->stride, write, worker);
   }
   /// Why a claim of `array` at `index` that claim() refused was refused, for messages:
   /// "" (another worker's claim conflicts), or what the plan forbids (a write to an
@@ -98,7 +106,7 @@ class OwnershipTable {
   /// (Units are numbered by their state's place, gaps included: see states_.)
   std::uint64_t unit_of(const strata::detail::ArrayBase& array, std::span<const std::int64_t> index,
                         bool whole_last) const;
-  std::size_t units() const { return states_.size(); }
+  std::size_t units() const { return units_; }
   /// Whether `other` numbers the units of the same arrays alike.
   bool same_units(const OwnershipTable& other) const;
 
@@ -129,8 +137,14 @@ class OwnershipTable {
   /// its part and the units its groups touch): every run refuses an access to it
   /// before the access reads (ClaimView::absent, or a claim word no worker holds).
   void make_absent(std::size_t place) {
-    absent_.resize(states_.size(), 0);
-    absent_[place] = 1;
+    absent_.resize(units_, kHeld);
+    absent_[place] = kAbsentUnit;
+  }
+  /// The unit at `place` is fetched for each call from another rank, which keeps it:
+  /// its writes go back to that rank after a run that holds, and need no undoing here.
+  void make_borrowed(std::size_t place) {
+    absent_.resize(units_, kHeld);
+    absent_[place] = kBorrowedUnit;
   }
   std::size_t place_of(std::size_t k, std::uint64_t unit) const {
     return arrays_[k].first + static_cast<std::size_t>(unit) * arrays_[k].stride;
@@ -139,7 +153,7 @@ class OwnershipTable {
   /// ClaimView's touched and written bits. Lockable and absent units read as
   /// untouched (a plan with split groups runs on one rank; absent units are refused).
   std::uint8_t seen_at(std::size_t place) const {
-    return lockable_[place] || (!absent_.empty() && absent_[place]) ? 0 : seen(place);
+    return lockable_[place] || (!absent_.empty() && absent_[place] == kAbsentUnit) ? 0 : seen(place);
   }
   /// One worker claims everything on this rank (a spread plan with one thread a
   /// rank): nothing can conflict within the rank, so claims only mark what the run
@@ -153,6 +167,20 @@ class OwnershipTable {
   /// rank, or a spread plan's copies, which address the whole array).
   void attach_views();
   void detach_views();
+
+  // ---- undoing a refused run (see above) ------------------------------------------
+  /// Whether the writes of `array` are undone from the logs (else the caller copies it).
+  bool logs_writes(const strata::detail::ArrayBase& array) const {
+    const Tracked* t = find(array);
+    return t && t->logs;
+  }
+  /// Puts back the saved bytes of every unit the run wrote; the storage must be as the
+  /// run left it (a spread plan's copies still addressing the whole array).
+  void undo_logged_writes();
+  /// Forgets the logs and frees them (after the run, refused or not).
+  void drop_logs();
+  /// The bytes the logs hold now (tests).
+  std::size_t logged_bytes() const;
 
   // ---- locks of split groups -----------------------------------------------------
   /// Makes every unit of the arrays holding `units` lockable (see above) for every
@@ -200,6 +228,8 @@ class OwnershipTable {
     std::vector<std::int64_t> shape;
     bool by_row;             ///< one unit per row (every access takes whole rows)
     bool read_only = false;  ///< the loop only reads it: any write is refused
+    bool logs = false;       ///< a unit's first write saves its old bytes (see above)
+    std::size_t unit_bytes = 0;
     std::size_t first = 0;   ///< its first unit in states_
     std::size_t count = 0;
     std::size_t stride = 1;  ///< states_ entries from one unit to the next
@@ -224,19 +254,27 @@ class OwnershipTable {
   bool mark(const Tracked& t, std::size_t unit, bool one_unit, bool write) {
     using View = strata::detail::ClaimView;
     const std::uint8_t m = View::mark_of(write);
+    // A unit's first write saves it (one worker a rank: worker 0's log).
+    const auto set = [&](std::size_t place) {
+      if (write && !(marks_[place] & View::written)) log_write(t, place, 0);
+      marks_[place] |= m;
+    };
     if (one_unit) [[likely]] {
-      std::uint8_t& at = marks_[t.first + unit * t.stride];
-      if (at & View::absent) [[unlikely]]
+      const std::size_t place = t.first + unit * t.stride;
+      if (marks_[place] & View::absent) [[unlikely]]
         return false;
-      at |= m;
+      set(place);
       return true;
     }
     const auto width = static_cast<std::size_t>(t.shape.back());  // a whole row of an array tracked by element
     for (std::size_t k = 0; k < width; ++k)
       if (marks_[t.first + (unit * width + k) * t.stride] & View::absent) return false;
-    for (std::size_t k = 0; k < width; ++k) marks_[t.first + (unit * width + k) * t.stride] |= m;
+    for (std::size_t k = 0; k < width; ++k) set(t.first + (unit * width + k) * t.stride);
     return true;
   }
+  /// Saves the unit at `place` of t in `worker`'s log before its first write, where t
+  /// logs its writes and the unit is not borrowed (out of line: once a unit a run).
+  void log_write(const Tracked& t, std::size_t place, int worker);
   /// What this rank's run did to the unit at `at` (ClaimView's touched / written bits),
   /// from its marks or its claim word.
   std::uint8_t seen(std::size_t at) const {
@@ -244,16 +282,21 @@ class OwnershipTable {
     const std::uint64_t state = state_of(states_[at].load(std::memory_order_relaxed));
     return state == 0 ? 0 : strata::detail::ClaimView::mark_of((state & kWritten) != 0);
   }
-  bool claim_unit(std::size_t unit, bool write, std::uint64_t tag) {
+  bool claim_unit(const Tracked& t, std::size_t unit, bool write, int worker) {
+    const std::uint64_t tag = tag_of(worker);
     // Already held as this access needs it (the common case): no write to shared memory.
     if (strata::detail::ClaimView::holds(states_[unit].load(std::memory_order_relaxed), tag, write)) [[likely]]
       return true;
-    return take_unit(unit, write, tag);
+    if (!take_unit(unit, write, tag)) return false;
+    // A write claim it did not hold before (only this worker sets its own tag): the
+    // unit's first write in this run. Lockable units never log (see above).
+    if (write && t.logs) log_write(t, unit, worker);
+    return true;
   }
   /// The state change of a claim, by compare-and-swap; false when it conflicts.
   bool take_unit(std::size_t unit, bool write, std::uint64_t tag);
   /// A whole row of an array tracked by element: every element of the row.
-  bool claim_row_elements(const Tracked& t, std::size_t row, bool write, std::uint64_t tag);
+  bool claim_row_elements(const Tracked& t, std::size_t row, bool write, int worker);
   /// The row-major place of `index`'s first `prefix` subscripts in t's shape; false
   /// when one of them is out of shape.
   static bool linear(const Tracked& t, std::span<const std::int64_t> index, std::size_t prefix, std::size_t& out) {
@@ -271,12 +314,20 @@ class OwnershipTable {
   }
 
   std::vector<Tracked> arrays_;
+  std::size_t units_ = 0;  ///< places in the numbering of unit_of, gaps included
   /// One per unit, arrays_ after one another. The units of a small array (a relation
   /// table, counters: hot, every worker claims them all the time) get a cache line
   /// each, so that claims of different units do not move one line between cores.
   std::vector<std::atomic<std::uint64_t>> states_;
   std::vector<std::uint8_t> lockable_;              ///< per unit: 1 when lockable
-  std::vector<std::uint8_t> absent_;                ///< per unit: 1 when absent (empty: none)
+  /// Per unit, on a rank of a spread plan: held (its part), absent or borrowed
+  /// (make_absent, make_borrowed); empty where every unit is held.
+  std::vector<std::uint8_t> absent_;
+  static constexpr std::uint8_t kHeld = 0, kAbsentUnit = 1, kBorrowedUnit = 2;
+  /// Bytes a unit from which an array's writes are logged, or an array the loop only
+  /// reads is tracked (by row).
+  static constexpr std::size_t kLargeUnit = 64;
+  std::vector<WriteLog> logs_;                      ///< per worker thread of this rank
   std::vector<std::uint8_t> marks_;                 ///< per unit, after mark_only(): kMark* bits
   std::vector<strata::detail::ClaimView> views_;  ///< per tracked array, into marks_ or states_
   std::size_t lockable_count_ = 0;

@@ -16,6 +16,7 @@
 #include "strata/error.hpp"
 #include "loop/buffer_base.hpp"
 #include "loop/ownership.hpp"
+#include "loop/spread.hpp"
 #include "loop/worker_splits.hpp"
 
 namespace strata::loop {
@@ -310,8 +311,12 @@ std::string Plan::explain() const {
                                                                "written through its Buffer to the owners"
                       : spread && r.written                  ? "written: each rank holds its part and the units its "
                                                                "groups touch during a call"
-                      : spread && r.read                     ? "read-only, copied whole to every rank for each call"
-                                                             : "used where it is";
+                      : spread && r.read && hosted && std::any_of(hosted->units.begin(), hosted->units.end(),
+                                                                  [&](const auto& u) { return u.array_id == r.array_id; })
+                          ? "read-only: each rank holds its part and the rows its groups read during a call"
+                      : spread && r.read ? "read-only, copied whole to every rank for each call (its rows, or "
+                                           "elements, are under 64 bytes)"
+                                         : "used where it is";
     out += fmt::format("  array {}: {}{}\n", r.name, how,
                        r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");
   }

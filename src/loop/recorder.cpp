@@ -114,7 +114,10 @@ void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_lo
     const bool by_row = n > 1 && std::find(row_keyed_.begin(), row_keyed_.end(), array.array_id()) != row_keyed_.end();
     for (std::size_t d = 0; d < (by_row ? n - 1 : n); ++d) key = mix64(key ^ static_cast<std::uint64_t>(index[d]));
     elements_.push_back({ordinal_, key, mode != strata::detail::AccessMode::read});
-    if (units_of_) units_.push_back(units_of_->unit_of(array, index, whole_last));
+    // A Buffer's delta needs no unit where the body runs: it is flushed at the owner.
+    if (units_of_)
+      units_.push_back(mode == strata::detail::AccessMode::buffered ? OwnershipTable::kNoUnit
+                                                                     : units_of_->unit_of(array, index, whole_last));
   }
   if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
   return scratch_for(real, bytes, mode);

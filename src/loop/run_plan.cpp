@@ -399,10 +399,15 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     if (relaxed.active()) relaxed.end();
     for (auto* a : replicas) a->travel_drop();
     std::string failure = verify ? first_failure(rt, failures) : std::string();
-    if (copies) {  // the units each rank wrote go to their owners, unless the run was refused
-      if (failure.empty() && owners) failure = copies->merge(rt, *owners);
-      copies.reset();
+    if (copies && failure.empty() && owners) failure = copies->merge(rt, *owners);
+    // A refused run's writes are undone from the logs while the storage is still as the
+    // run left it (a spread plan's copies address the whole array); the caller's
+    // snapshot undoes the arrays the table does not log (loop/ownership.hpp).
+    if (owners) {
+      if (!failure.empty()) owners->undo_logged_writes();
+      owners->drop_logs();
     }
+    copies.reset();
     plan.last_run_seconds = seconds_since(run_start);
     const auto sent = static_cast<std::int64_t>(rt.comm().bytes_sent_total() - sent_before);
     plan.last_bytes_moved = rt.size() > 1 ? rt.comm().allreduce(sent, ReduceOp::sum) : 0;  // a collective: the barrier

@@ -269,19 +269,29 @@ void make_absent_units(const Plan& plan, OwnershipTable& table, int rank) {
     // element must be this rank's.
     const Partition& p = a->distribution_of().partition();
     const int last_dim = a->dimension_count() - 1;
-    const bool cuts_rows = planned->unit_elems > 1 &&
-                           (p.dim() == last_dim || (p.kind() == Partition::Kind::block2d && p.dim1() == last_dim));
-    const auto held = [&](std::uint64_t unit) {
-      if (!cuts_rows) return owner_of_unit(*a, unit, planned->unit_elems, index) == rank;
+    const bool cuts_rows =
+        planned->unit_elems > 1 &&
+        (p.dim() == last_dim || (p.kind() == Partition::Kind::block2d && p.dim1() == last_dim));
+    // How many of the unit's elements are this rank's: all, some or none.
+    enum class Share { all, some, none };
+    const auto share = [&](std::uint64_t unit) {
+      if (!cuts_rows)
+        return owner_of_unit(*a, unit, planned->unit_elems, index) == rank ? Share::all
+                                                                           : Share::none;
+      std::size_t own = 0;
       for (std::size_t e = 0; e < planned->unit_elems; ++e)
-        if (owner_of_unit(*a, unit * planned->unit_elems + e, 1, index) != rank) return false;
-      return true;
+        own += owner_of_unit(*a, unit * planned->unit_elems + e, 1, index) == rank ? 1 : 0;
+      return own == planned->unit_elems ? Share::all : own > 0 ? Share::some : Share::none;
     };
     std::size_t next = 0;  // into the ascending needed list
     table.for_each_unit_of(k, [&](std::uint64_t unit, std::size_t place) {
       while (next < planned->needed.size() && planned->needed[next] < unit) ++next;
-      if (next < planned->needed.size() && planned->needed[next] == unit) return;
-      if (!held(unit)) table.make_absent(place);
+      const bool needed = next < planned->needed.size() && planned->needed[next] == unit;
+      const Share mine = share(unit);
+      // A unit with none of its elements here: fetched (its writes need no undoing
+      // here: they go back to their owners only after a run that holds) or absent.
+      if (needed && mine == Share::none) table.make_borrowed(place);
+      if (!needed && mine != Share::all) table.make_absent(place);
     });
   }
 }
@@ -317,47 +327,67 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
   // A rank touched only units it holds for the call (its part, and those it fetched:
   // the claims refuse the rest), so every rank that touched a unit is its owner or a
   // rank it lent the unit to. The owner finds every unit one rank wrote and another
-  // touched: its own writes of units it lent, and units returned by one borrower that
-  // another borrowed or the owner touched.
+  // touched: its own writes of units it lent, and units announced by one borrower that
+  // another borrowed or the owner touched. Only when no owner finds one do the bytes
+  // travel: a refused run leaves every part as its own rank's run left it, which its
+  // write logs or snapshot undo.
   std::string conflict;
   const auto label = [&](std::size_t k, std::uint64_t unit) { return unit_label(table, k, unit); };
+  struct Written {
+    strata::detail::ArrayBase* array;
+    std::size_t unit_elems;
+    std::vector<std::uint64_t> units;
+  };
+  std::vector<Written> written;
   for (std::size_t k = 0; k < table.tracked_arrays(); ++k) {
     const HostedSpace::Units* planned = units_of(plan_, table.array_id(k));
     if (!planned || table.read_only(k)) continue;  // fetched units of a read-only array are dropped
     auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
-    const auto at = static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
-    STRATA_CHECK(at < arrays_.size(), "a written array of a spread plan did not travel for the call");
+    const auto at =
+        static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
+    STRATA_CHECK(at < arrays_.size(),
+                 "a written array of a spread plan did not travel for the call");
     const std::vector<strata::detail::LentUnit>& lent = lent_[at];
     const auto borrowers = [&](std::uint64_t unit) {
       return std::equal_range(lent.begin(), lent.end(), strata::detail::LentUnit{unit, 0},
                               [](const auto& x, const auto& y) { return x.unit < y.unit; });
     };
     for (const auto& l : lent)
-      if (conflict.empty() && (table.seen_at(table.place_of(k, l.unit)) & strata::detail::ClaimView::written))
-        conflict = fmt::format("{} written on rank {} (its owner) was lent to rank {} in the same call: the conflict "
-                               "groups recorded when the loop was planned no longer hold",
-                               label(k, l.unit), rt.rank(), l.to);
-    std::vector<std::uint64_t> written;
+      if (conflict.empty() &&
+          (table.seen_at(table.place_of(k, l.unit)) & strata::detail::ClaimView::written))
+        conflict = fmt::format(
+            "{} written on rank {} (its owner) was lent to rank {} in the same call: the conflict "
+            "groups recorded when the loop was planned no longer hold",
+            label(k, l.unit), rt.rank(), l.to);
+    Written w{a, planned->unit_elems, {}};
     table.for_each_unit_of(k, [&](std::uint64_t unit, std::size_t place) {
-      if (table.seen_at(place) & strata::detail::ClaimView::written) written.push_back(unit);
+      if (table.seen_at(place) & strata::detail::ClaimView::written) w.units.push_back(unit);
     });
-    strata::detail::return_dense_units(
-        rt.comm(), a->distribution_of(), a->element_size(), planned->unit_elems, written, a->local_bytes(),
-        [&](std::uint64_t unit, int from) {
-          if (!conflict.empty()) return;
-          if (table.seen_at(table.place_of(k, unit)) != 0)
-            conflict = fmt::format("{} written on rank {} was touched on rank {} (its owner) in the same call: the "
-                                   "conflict groups recorded when the loop was planned no longer hold",
-                                   label(k, unit), from, rt.rank());
-          const auto [lo, hi] = borrowers(unit);
-          for (auto b = lo; b != hi && conflict.empty(); ++b)
-            if (b->to != from)
-              conflict = fmt::format("{} written on rank {} was touched on rank {} in the same call: the conflict "
-                                     "groups recorded when the loop was planned no longer hold",
-                                     label(k, unit), from, b->to);
-        });
+    for (const auto& [unit, from] :
+         strata::detail::announce_units(rt.comm(), a->distribution_of(), w.unit_elems, w.units)) {
+      if (!conflict.empty()) break;
+      if (table.seen_at(table.place_of(k, unit)) != 0)
+        conflict = fmt::format(
+            "{} written on rank {} was touched on rank {} (its owner) in the same call: the "
+            "conflict groups recorded when the loop was planned no longer hold",
+            label(k, unit), from, rt.rank());
+      const auto [lo, hi] = borrowers(unit);
+      for (auto b = lo; b != hi && conflict.empty(); ++b)
+        if (b->to != from)
+          conflict = fmt::format(
+              "{} written on rank {} was touched on rank {} in the same call: the conflict "
+              "groups recorded when the loop was planned no longer hold",
+              label(k, unit), from, b->to);
+    }
+    written.push_back(std::move(w));
   }
-  return first_failure(rt, {conflict});
+  conflict = first_failure(rt, {conflict});
+  if (!conflict.empty()) return conflict;
+  for (const Written& w : written)
+    strata::detail::return_dense_units(rt.comm(), w.array->distribution_of(),
+                                       w.array->element_size(), w.unit_elems, w.units,
+                                       w.array->local_bytes());
+  return "";
 }
 
 }  // namespace detail

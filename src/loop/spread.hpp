@@ -16,7 +16,8 @@
 //     rank's own part and its needed units, fetched from their owners, which note whom
 //     they lent each unit of a written array. Each rank's run claims what it touches in
 //     its OwnershipTable, as every re-validated run does (arrays the loop only reads are
-//     tracked read-only: nothing to claim, but absent units to refuse), and an access
+//     tracked read-only, by row: their reads never conflict, but absent rows are
+//     refused; rows under 64 bytes, and 1-D arrays, are copied whole), and an access
 //     to an absent unit is refused before it reads. Afterwards the fetched units of a
 //     read-only array are dropped, the units each rank wrote go back to their owners, and an
 //     owner refuses the run when a unit one rank wrote was touched by another: its own
@@ -94,9 +95,11 @@ bool refresh_hosted(HostedSpace& hosted, const SpaceView& space);
 /// The view a run of `plan` iterates: its hosted iterations, or the space as it is.
 SpaceView run_view(const Plan& plan, const SpaceView& given);
 
-/// Marks in `table` the units of each written array this rank neither holds in its
-/// part nor fetches for a call (HostedSpace::Units::needed): every run refuses an
-/// access to them before it reads (OwnershipTable::make_absent).
+/// Marks in `table` the units of each array read or written in place that this rank
+/// neither holds in its part nor fetches for a call (HostedSpace::Units::needed): every
+/// run refuses an access to them before it reads (OwnershipTable::make_absent); and the
+/// units it fetches that hold none of its part, as borrowed (their writes need no undo
+/// here).
 void make_absent_units(const Plan& plan, OwnershipTable& table, int rank);
 
 /// Every array of a plan the loop reads or writes in place on every rank for as long as
@@ -109,16 +112,19 @@ class CallCopies {
   ~CallCopies();
   CallCopies(const CallCopies&) = delete;
   CallCopies& operator=(const CallCopies&) = delete;
-  /// Collective, after a run that claimed its accesses in `table`: the units each rank
-  /// wrote go back to their owners, which look for a unit one rank wrote and another
-  /// touched (see spread.cpp). Returns "" or the first such conflict, the same on every
-  /// rank; a refused run is undone from the snapshot of each rank's part.
+  /// Collective, after a run that claimed its accesses in `table`: each rank announces
+  /// the units it wrote to their owners, which look for a unit one rank wrote and
+  /// another touched (see spread.cpp); then, unless one did, the units go back to
+  /// their owners. Returns "" or the first such conflict, the same on every rank; a
+  /// refused run leaves every rank's part as its own run left it, for the caller to
+  /// undo.
   std::string merge(Runtime& rt, const OwnershipTable& table);
 
  private:
   const Plan& plan_;
   std::vector<strata::detail::ArrayBase*> arrays_;
-  /// Per array in arrays_: the units of this rank's part other ranks fetched, by unit.
+  /// Per array in arrays_: the units of this rank's part other ranks fetched, by unit
+  /// (empty for an array the loop only reads: the merge has nothing to check there).
   std::vector<std::vector<strata::detail::LentUnit>> lent_;
 };
 

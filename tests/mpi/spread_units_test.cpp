@@ -30,16 +30,16 @@ std::vector<std::uint64_t> units_of_rank(std::uint64_t units) {
   return mine;
 }
 
-// The bytes of the rows of `array` a plan's rank fetches for a call: the needed rows
-// (units) of that array outside its own part.
-double fetched_row_bytes(const LoopReport& report, const detail::ArrayBase& array, const IndexSet& own_rows,
-                         double row_bytes) {
-  double fetched = 0;
+// The bytes of the rows of `array` a plan's rank needs for a call outside its own part
+// (fetched), or inside it (`own`: those its run may write, and log to undo).
+double needed_row_bytes(const LoopReport& report, const detail::ArrayBase& array,
+                        const IndexSet& own_rows, double row_bytes, bool own = false) {
+  double bytes = 0;
   for (const auto& u : loop::detail::plan_of(report).hosted->units)
     if (u.array_id == array.array_id())
       for (const auto row : u.needed)
-        if (!own_rows.contains(static_cast<std::int64_t>(row))) fetched += row_bytes;
-  return fetched;
+        if (own_rows.contains(static_cast<std::int64_t>(row)) == own) bytes += row_bytes;
+  return bytes;
 }
 
 // The most this process's resident set grew by during `call`, in bytes.
@@ -122,8 +122,7 @@ TEST(SpreadUnits, UnitsOfAnyPartitionStayExact) {
     auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
     for (const std::int64_t s : {0, 0, 1, 0}) {
       shift = s;
-      const LoopReport report =
-          parallel_for(x, [&](const Index<1>& i, float) { step(in_emb, i[0], partner(i[0])); });
+      const LoopReport report = parallel_for(x, [&](const Index<1>& i, float) { step(in_emb, i[0], partner(i[0])); });
       for (const auto& i : equivalent_order(x, report)) step(in_ref, i[0], partner(i[0]));
       ASSERT_EQ(emb.gather(), ref) << partition.describe() << ", shift " << s << "\n" << report.explain();
     }
@@ -136,11 +135,14 @@ TEST(SpreadUnits, UnitsOfAnyPartitionStayExact) {
 // undone and planned again), so every call still equals its equivalent order bit for
 // bit, under partitions that keep rows whole and one that cuts them.
 TEST(SpreadUnits, ArraysTheLoopOnlyReadsTravelByUnits) {
-  constexpr std::int64_t kNodes = 512, kWidth = 4, kCommunity = 8;
+  // ctx's rows are 64 bytes: an array the loop only reads is tracked by row from there.
+  constexpr std::int64_t kNodes = 512, kWidth = 4, kContext = 16, kCommunity = 8;
   for (const Partition& partition : {Partition::range(0), Partition::hash(0), Partition::range(1)}) {
     auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
-    auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, Partition::range(0), 3).set_name("emb");
-    auto ctx = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 1.0, 0.0, partition, 4).set_name("ctx");
+    auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, Partition::range(0), 3)
+                   .set_name("emb");
+    auto ctx = DistArray<float, 2>::randn(rt(), {kNodes, kContext}, 1.0, 0.0, partition, 4)
+                   .set_name("ctx");
     std::vector<float> ref = emb.gather();
     const std::vector<float> ctx_values = ctx.gather();
     std::int64_t shift = 0;  // a driver variable: the context row a node reads
@@ -150,12 +152,17 @@ TEST(SpreadUnits, ArraysTheLoopOnlyReadsTravelByUnits) {
     // row (read elements, not rows: range(1) cuts the rows).
     auto step = [&](auto&& at, auto&& read, std::int64_t u) {
       const std::int64_t v = next(u), c = context(u);
-      for (std::int64_t k = 0; k < kWidth; ++k) at(u, k) += 0.1f * read(c, k) * (at(v, k) - at(u, k));
+      for (std::int64_t k = 0; k < kWidth; ++k)
+        at(u, k) += 0.1f * read(c, k) * (at(v, k) - at(u, k));
     };
     auto in_emb = [&](std::int64_t r, std::int64_t k) -> float& { return emb(r, k); };
     auto in_ctx = [&](std::int64_t r, std::int64_t k) { return ctx.read({r, k}); };
-    auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
-    auto in_ctx_values = [&](std::int64_t r, std::int64_t k) { return ctx_values[static_cast<std::size_t>(r * kWidth + k)]; };
+    auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& {
+      return ref[static_cast<std::size_t>(r * kWidth + k)];
+    };
+    auto in_ctx_values = [&](std::int64_t r, std::int64_t k) {
+      return ctx_values[static_cast<std::size_t>(r * kContext + k)];
+    };
     std::int64_t last = 0;
     for (const std::int64_t s : {0, 0, 1, 1, 0}) {
       const bool moved = s != last;
@@ -164,18 +171,59 @@ TEST(SpreadUnits, ArraysTheLoopOnlyReadsTravelByUnits) {
       for (const auto& i : equivalent_order(x, report)) step(in_ref, in_ctx_values, i[0]);
       ASSERT_EQ(emb.gather(), ref) << partition.describe() << ", shift " << s << "\n" << report.explain();
       ASSERT_EQ(ctx.gather(), ctx_values) << partition.describe();
-      if (rt().size() == 1 || !report.spread) continue;
-      // ctx is among the arrays the plan keeps units of, and a rank needs a share of it.
+      if (rt().size() == 1) continue;
+      ASSERT_TRUE(report.spread) << report.explain();
+      // ctx is among the arrays the plan keeps units (rows) of, and a rank needs a share of it.
       const auto& units = loop::detail::plan_of(report).hosted->units;
-      const auto kept = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.array_id == ctx.array_id(); });
+      const auto kept = std::find_if(units.begin(), units.end(),
+                                     [&](const auto& u) { return u.array_id == ctx.array_id(); });
       ASSERT_NE(kept, units.end()) << report.explain();
-      EXPECT_LT(kept->needed.size(), static_cast<std::size_t>(kNodes * kWidth)) << report.explain();
+      EXPECT_EQ(kept->unit_elems, static_cast<std::size_t>(kContext));
+      EXPECT_LT(kept->needed.size(), static_cast<std::size_t>(kNodes)) << report.explain();
       EXPECT_NE(report.explain().find("read only"), std::string::npos) << report.explain();
       // The reads moved: a rank reached for a row of ctx it had not fetched.
       if (moved) {
         EXPECT_NE(report.revalidation_failure.find("lies outside what this rank holds"), std::string::npos)
             << report.explain();
       }
+    }
+  }
+}
+
+// A body that starts writing an array it only read when the loop was planned: the
+// write is refused before it lands (the rank holds fetched copies of the array's rows,
+// which are dropped after a call), the loop is planned again with the array written,
+// and every call equals its equivalent order.
+TEST(SpreadUnits, AWriteToAnArrayPlannedAsReadOnlyIsRefused) {
+  constexpr std::int64_t kNodes = 256, kContext = 16, kCommunity = 8;
+  auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
+  auto emb = DistArray<float, 1>::zeros(rt(), {kNodes}).set_name("emb");
+  auto ctx = DistArray<float, 2>::randn(rt(), {kNodes, kContext}, 1.0, 0.0, Partition::range(0), 6)
+                 .set_name("ctx");
+  std::vector<float> emb_ref = emb.gather(), ctx_ref = ctx.gather();
+  bool writes_ctx = false;  // a driver flag
+  auto next = [](std::int64_t u) { return u / kCommunity * kCommunity + (u + 1) % kCommunity; };
+  int call = 0;
+  for (const bool w : {false, false, true, true}) {
+    ++call;
+    writes_ctx = w;
+    const LoopReport report = parallel_for(x, [&](const Index<1>& i, float) {
+      const std::int64_t u = i[0], v = next(u);
+      emb[u] += ctx.read({v, 0}) + emb[v];
+      if (writes_ctx) ctx(v, 1) += 1.0f;
+    });
+    for (const auto& i : equivalent_order(x, report)) {
+      const std::int64_t u = i[0], v = next(u);
+      emb_ref[static_cast<std::size_t>(u)] +=
+          ctx_ref[static_cast<std::size_t>(v * kContext)] + emb_ref[static_cast<std::size_t>(v)];
+      if (writes_ctx) ctx_ref[static_cast<std::size_t>(v * kContext + 1)] += 1.0f;
+    }
+    ASSERT_EQ(emb.gather(), emb_ref) << "writes ctx: " << w << "\n" << report.explain();
+    ASSERT_EQ(ctx.gather(), ctx_ref) << "writes ctx: " << w << "\n" << report.explain();
+    if (rt().size() > 1 && call == 3) {  // the first call that writes ctx
+      EXPECT_NE(report.revalidation_failure.find("writes an array the plan never saw written"),
+                std::string::npos)
+          << report.explain();
     }
   }
 }
@@ -208,9 +256,10 @@ TEST(SpreadUnits, RanksThatDisagreeOnSubscriptsLoseNoUpdate) {
 // and the groups go round the workers, so a rank's groups touch a share of the rows,
 // most of them in other ranks' parts. The peak resident set of a call, less the
 // resident set before, plus the array's own part: an upper bound on what the rank
-// held of the array at once. It must stay near its part (twice: a refused run is
-// undone from a copy), the rows its groups touch from other ranks and a round of
-// messages, not the whole array, which every rank held before.
+// held of the array at once. It must stay near its part, the old values of the rows of
+// its part it writes (logged to undo a refused run), the rows its groups touch from
+// other ranks and a round of messages, not the whole array, which every rank held
+// before (and until the write logs, a copy of its part).
 TEST(SpreadUnits, ARankHoldsItsPartAndTheRowsItsGroupsTouch) {
   if (rt().size() == 1) GTEST_SKIP() << "groups are spread over ranks only";
 #if defined(__SANITIZE_ADDRESS__)
@@ -242,16 +291,17 @@ TEST(SpreadUnits, ARankHoldsItsPartAndTheRowsItsGroupsTouch) {
   const double part = static_cast<double>(emb.local_values().size()) * sizeof(float);
   // The rows this rank's groups touch that other ranks hold.
   ASSERT_EQ(loop::detail::plan_of(first).hosted->units.size(), 1u);
-  const double fetched = fetched_row_bytes(first, emb, emb.local_box()[0], row_bytes);
+  const double fetched = needed_row_bytes(first, emb, emb.local_box()[0], row_bytes);
+  const double logged = needed_row_bytes(first, emb, emb.local_box()[0], row_bytes, /*own=*/true);
   LoopReport measured;
   const double held = growth_during([&] { measured = call(); }) + part;
   ASSERT_EQ(measured.revalidation_failure, "") << measured.explain();
-  // The part and its copy for undoing a refused run, the fetched rows in place, the
-  // messages of a round (4 MiB a rank receives: the units it asked for, the units
+  // The part and the old values of its rows the run writes, the fetched rows in place,
+  // the messages of a round (4 MiB a rank receives: the units it asked for, the units
   // others asked of it, with room for more) and 10 % of the array for pages and the
   // call's own allocations.
   const double round = 4 << 20;
-  const double bound = 2 * part + fetched + 3 * round + 0.10 * whole;
+  const double bound = part + logged + fetched + 3 * round + 0.10 * whole;
   std::printf("[rank %d] emb %.1f MiB, part %.1f MiB, rows fetched %.1f MiB, held at most %.1f MiB during a call "
               "(bound %.1f MiB)\n",
               rt().rank(), whole / (1 << 20), part / (1 << 20), fetched / (1 << 20), held / (1 << 20),
@@ -295,8 +345,8 @@ TEST(SpreadUnits, ARankHoldsItsPartOfAnArrayTheLoopOnlyReads) {
   const double ctx_part = static_cast<double>(ctx.local_values().size()) * sizeof(float);
   const double emb_part = static_cast<double>(emb.local_values().size()) * sizeof(float);
   ASSERT_EQ(loop::detail::plan_of(first).hosted->units.size(), 2u) << first.explain();
-  const double fetched = fetched_row_bytes(first, ctx, ctx.local_box()[0], ctx_row) +
-                         fetched_row_bytes(first, emb, emb.local_box()[0], emb_row);
+  const double fetched = needed_row_bytes(first, ctx, ctx.local_box()[0], ctx_row) +
+                         needed_row_bytes(first, emb, emb.local_box()[0], emb_row);
   LoopReport measured;
   const double held = growth_during([&] { measured = call(); }) + ctx_part + emb_part;
   ASSERT_EQ(measured.revalidation_failure, "") << measured.explain();

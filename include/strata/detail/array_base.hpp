@@ -52,8 +52,9 @@ struct LentUnit;            // strata/detail/array_movement.hpp
 ///  * `absent` (a mark bit): the unit is not held by this rank for the call (a spread
 ///    plan's rank holds its part and the units its groups touch); any access to it
 ///    calls the claims, which refuse it before it reads.
-///  * `read_only`: an array the loop only reads, tracked so that its absent units are
-///    refused (spread plans); a write to it calls the claims, which refuse it.
+///  A write goes on in place only where the unit's mark already says written: the
+///  first write of a unit in a run calls the claims, which save its old bytes for an
+///  undo (loop/write_log.hpp) or refuse it (an array the loop only reads).
 struct ClaimView {
   static constexpr std::uint8_t touched = 1, written = 2, absent = 4;
   static constexpr std::uint64_t shared = 0x3fff, written_by = 0x8000, state_bits = 0xffff;
@@ -69,7 +70,6 @@ struct ClaimView {
   const std::atomic<std::uint64_t>* states = nullptr;
   std::size_t stride = 1;
   bool by_row = false;
-  bool read_only = false;
 };
 /// The claim tag (worker + 1) of the run on this thread (see ClaimView).
 inline thread_local std::uint64_t t_claim_tag = 0;

@@ -84,6 +84,19 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
                        std::span<const std::uint64_t> needed, std::span<std::byte> whole,
                        std::vector<LentUnit>* lent = nullptr, std::size_t round_bytes = std::size_t{4} << 20);
 
+/// A unit another rank wrote, as its owner hears of it (announce_units).
+struct WrittenUnit {
+  std::uint64_t unit = 0;
+  int from = 0;
+};
+
+/// Collective: tells the ranks holding a piece of each unit in `written` (ascending;
+/// units as fetch_dense_units numbers them) that this rank wrote it, before any bytes
+/// travel, so that the owners can refuse the run while their parts are untouched.
+/// Returns the units other ranks wrote that have a piece in this rank's part.
+std::vector<WrittenUnit> announce_units(Comm& comm, const Distribution& dist, std::size_t unit_elems,
+                                        std::span<const std::uint64_t> written);
+
 /// Collective: the units in `written` (ascending) of this rank's `whole` go to the
 /// ranks that own them, which copy them into their `whole` at the same place; the
 /// owner of each unit's first element calls `returned` (when given) with the unit and
