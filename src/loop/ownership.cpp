@@ -48,7 +48,9 @@ OwnershipTable::OwnershipTable(const Plan& plan, bool track_reads) {
       t.count *= static_cast<std::size_t>(t.shape[d]);
     t.unit_bytes = array->element_size() * (t.by_row ? static_cast<std::size_t>(t.shape.back()) : 1);
     // A log entry costs a place (8 bytes) besides the unit: smaller units are copied.
-    t.logs = role.written && t.unit_bytes >= kLargeUnit;
+    // A sparse array's storage holds its values in key order, not the array
+    // row-major, so its units have no place there to save or restore: copied too.
+    t.logs = role.written && !array->is_sparse_array() && t.unit_bytes >= kLargeUnit;
     arrays_.push_back(std::move(t));
   }
   // Small arrays: a cache line per unit's state (see states_).
@@ -86,6 +88,7 @@ bool OwnershipTable::same_units(const OwnershipTable& other) const {
 }
 
 void OwnershipTable::make_arrays_lockable(std::span<const std::uint32_t> units) {
+  STRATA_CHECK(!marks_only(), "split groups need claim words (several threads a rank), not marks");
   for (Tracked& t : arrays_) {
     const bool holds_one = std::any_of(units.begin(), units.end(), [&](std::uint32_t u) {
       return u >= t.first && u < t.first + t.count * t.stride;

@@ -274,6 +274,14 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // the accessors (RunClaims) unless an observer watches the run anyway.
   OwnershipTable* owners = verify && plan.ownership ? plan.ownership.get() : nullptr;
   if (owners) owners->reset();
+  // A run that throws (the body, checked mode) leaves its writes as they are, as it
+  // always has, but gives back its write logs now rather than at the next run.
+  struct DropLogs {
+    OwnershipTable* owners;
+    ~DropLogs() {
+      if (owners) owners->drop_logs();
+    }
+  } drop_logs_on_exit{owners};
   // Split groups lock what they touch; their locks live in the table's states.
   SplitGroups* split = owners ? plan.split.get() : nullptr;
   if (split) split->reset(T);
