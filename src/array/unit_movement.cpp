@@ -5,8 +5,8 @@
 // dimension a row lies on several ranks, so the units travel element by element.
 #include <algorithm>
 #include <cstring>
-#include <functional>
 
+#include "array/piece_runs.hpp"
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/dense_storage.hpp"
 #include "strata/error.hpp"
@@ -44,12 +44,6 @@ std::int64_t volume_of_rest(const std::vector<std::int64_t>& shape) {
   std::int64_t v = 1;
   for (std::size_t d = 1; d < shape.size(); ++d) v *= shape[d];
   return v;
-}
-
-template <class Value>
-void put(Bytes& out, const Value& v) {
-  const auto* b = reinterpret_cast<const std::byte*>(&v);
-  out.insert(out.end(), b, b + sizeof v);
 }
 
 // The pieces of a rank's units that other ranks own, in the order they travel, and
@@ -118,19 +112,11 @@ std::vector<WrittenUnit> announce_units(Comm& comm, const Distribution& dist, st
     }
   }
   std::vector<Bytes> out(ranks);
-  for (std::size_t q = 0; q < ranks; ++q) {
-    const auto bytes = std::as_bytes(std::span<const std::uint64_t>(to[q]));
-    out[q].assign(bytes.begin(), bytes.end());
-  }
+  for (std::size_t q = 0; q < ranks; ++q) put_runs(out[q], to[q]);
   const std::vector<Bytes> in = comm.alltoallv(out);
   std::vector<WrittenUnit> heard;
   for (std::size_t q = 0; q < ranks; ++q)
-    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= in[q].size(); at += sizeof(std::uint64_t)) {
-      WrittenUnit w;
-      std::memcpy(&w.unit, in[q].data() + at, sizeof w.unit);
-      w.from = static_cast<int>(q);
-      heard.push_back(w);
-    }
+    for_each_in_runs(in[q], [&](std::uint64_t unit) { heard.push_back({unit, static_cast<int>(q)}); });
   return heard;
 }
 
@@ -150,27 +136,20 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
     for (std::size_t k = from; k < to; ++k)
       asked[static_cast<std::size_t>(remote.owner_of[k])].push_back(remote.piece_of[k]);
     std::vector<Bytes> requests(ranks);
-    for (std::size_t q = 0; q < ranks; ++q) {
-      const auto bytes = std::as_bytes(std::span<const std::uint64_t>(asked[q]));
-      requests[q].assign(bytes.begin(), bytes.end());
-    }
+    for (std::size_t q = 0; q < ranks; ++q) put_runs(requests[q], asked[q]);
     const std::vector<Bytes> wanted = comm.alltoallv(requests);
     requests = {};
-    // Each asker's pieces, from this rank's part in `whole`.
+    // Each asker's pieces, from this rank's part in `whole`, in the order asked.
     std::vector<Bytes> replies(ranks);
-    for (std::size_t q = 0; q < ranks; ++q) {
-      const std::size_t count = wanted[q].size() / sizeof(std::uint64_t);
-      replies[q].resize(count * piece_bytes);
-      for (std::size_t k = 0; k < count; ++k) {
-        std::uint64_t piece;
-        std::memcpy(&piece, wanted[q].data() + k * sizeof piece, sizeof piece);
+    for (std::size_t q = 0; q < ranks; ++q)
+      for_each_in_runs(wanted[q], [&](std::uint64_t piece) {
         index_of(shape, piece * pieces.elems, index);
         STRATA_CHECK(dist.owner(index.data()) == comm.rank() && (piece + 1) * piece_bytes <= whole.size(),
                      "a unit was asked of a rank that does not hold it");
-        std::memcpy(replies[q].data() + k * piece_bytes, whole.data() + piece * piece_bytes, piece_bytes);
+        const auto* from = whole.data() + piece * piece_bytes;
+        replies[q].insert(replies[q].end(), from, from + piece_bytes);
         if (lent && piece % pieces.per_unit == 0) lent->push_back({piece / pieces.per_unit, static_cast<int>(q)});
-      }
-    }
+      });
     const std::vector<Bytes> answers = comm.alltoallv(replies);
     replies = {};
     for (std::size_t q = 0; q < ranks; ++q) {
@@ -183,11 +162,10 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
 
 void return_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
                         std::span<const std::uint64_t> written, std::span<std::byte> whole,
-                        const std::function<void(std::uint64_t unit, int from)>& returned, std::size_t round_bytes) {
+                        std::size_t round_bytes) {
   const std::vector<std::int64_t>& shape = dist.shape();
   const auto ranks = static_cast<std::size_t>(comm.size());
   const RemotePieces remote = remote_pieces(comm, dist, element_size, unit_elems, written, round_bytes);
-  const Pieces& pieces = remote.pieces;
   const std::size_t piece_bytes = remote.piece_bytes;
   const std::vector<std::uint64_t>& piece_of = remote.piece_of;
   const std::vector<int>& owner_of = remote.owner_of;
@@ -212,16 +190,23 @@ void return_dense_units(Comm& comm, const Distribution& dist, std::size_t elemen
     }
   };
 
-  const std::size_t record = sizeof(std::uint64_t) + piece_bytes;
   for (std::size_t round = 0; round < remote.rounds; ++round) {
     const auto [from, to] = remote.round_range(round);
-    // To each owner: (piece number, its bytes) for every piece of this round it holds.
+    // To each owner: the numbers of the pieces of this round it holds, as runs after
+    // their length in bytes, then the pieces' bytes in that order.
+    std::vector<std::vector<std::uint64_t>> numbers(ranks);
+    for (std::size_t k = from; k < to; ++k) numbers[static_cast<std::size_t>(owner_of[k])].push_back(piece_of[k]);
     std::vector<Bytes> out(ranks);
-    for (std::size_t k = from; k < to; ++k) {
-      Bytes& dst = out[static_cast<std::size_t>(owner_of[k])];
-      put(dst, piece_of[k]);
-      const auto at = static_cast<std::ptrdiff_t>(piece_of[k] * piece_bytes);
-      dst.insert(dst.end(), whole.begin() + at, whole.begin() + at + static_cast<std::ptrdiff_t>(piece_bytes));
+    for (std::size_t q = 0; q < ranks; ++q) {
+      if (numbers[q].empty()) continue;
+      Bytes runs;
+      put_runs(runs, numbers[q]);
+      put_varint(out[q], runs.size());
+      out[q].insert(out[q].end(), runs.begin(), runs.end());
+      for (const std::uint64_t piece : numbers[q]) {
+        const auto* at = whole.data() + piece * piece_bytes;
+        out[q].insert(out[q].end(), at, at + piece_bytes);
+      }
     }
     // This round's pieces, run by run of one owner's: their pages outside the part go
     // back (up to where the owner's next piece starts, which is packed later).
@@ -237,15 +222,19 @@ void return_dense_units(Comm& comm, const Distribution& dist, std::size_t elemen
     const std::vector<Bytes> in = comm.alltoallv(out);
     out = {};
     for (std::size_t q = 0; q < ranks; ++q) {
-      const Bytes& src = in[q];
-      STRATA_CHECK(src.size() % record == 0, "a rank returned a partial unit");
-      for (std::size_t at = 0; at < src.size(); at += record) {
-        std::uint64_t piece;
-        std::memcpy(&piece, src.data() + at, sizeof piece);
+      const std::span<const std::byte> src = in[q];
+      if (src.empty()) continue;
+      std::size_t at = 0;
+      const auto runs_bytes = static_cast<std::size_t>(get_varint(src, at));
+      STRATA_CHECK(at + runs_bytes <= src.size(), "a rank returned units without their numbers");
+      std::size_t data = at + runs_bytes;
+      for_each_in_runs(src.subspan(at, runs_bytes), [&](std::uint64_t piece) {
         STRATA_CHECK((piece + 1) * piece_bytes <= whole.size(), "a rank returned a unit outside the array");
-        if (returned && piece % pieces.per_unit == 0) returned(piece / pieces.per_unit, static_cast<int>(q));
-        std::memcpy(whole.data() + piece * piece_bytes, src.data() + at + sizeof piece, piece_bytes);
-      }
+        STRATA_CHECK(data + piece_bytes <= src.size(), "a rank returned a partial unit");
+        std::memcpy(whole.data() + piece * piece_bytes, src.data() + data, piece_bytes);
+        data += piece_bytes;
+      });
+      STRATA_CHECK(data == src.size(), "a rank returned more bytes than its units");
     }
   }
 }

@@ -216,9 +216,11 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   strata::detail::free_now(accesses);
   strata::detail::free_now(units);
   // Each call, summed over ranks: of every array read or written in place, the needed
-  // units a rank asks of other owners (8 bytes a request, then the unit) and those of
-  // them it wrote when planned back (8 bytes and the unit); an array read in place the
-  // table does not track, whole to every other rank.
+  // units a rank asks of other owners (its number, then the unit) and, of those it
+  // wrote when planned, the number announced, then the number and the unit back; an
+  // array read in place the table does not track, whole to every other rank. Numbers
+  // travel as runs (src/array/piece_runs.hpp): about 2 bytes each.
+  constexpr std::int64_t kNumberBytes = 2;
   std::int64_t bytes = 0;
   for (const auto& role : plan.roles) {
     if (role.written || !role.read) continue;
@@ -238,7 +240,7 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
     std::vector<std::int64_t> index(static_cast<std::size_t>(a->dimension_count()));
     for (const auto unit : u.needed)
       if (owner_of_unit(*a, unit, u.unit_elems, index) != rt.rank())
-        bytes += (8 + unit_bytes) * (wrote[table.place_of(k, unit)] ? 2 : 1);
+        bytes += kNumberBytes + unit_bytes + (wrote[table.place_of(k, unit)] ? 2 * kNumberBytes + unit_bytes : 0);
   }
   plan.bytes_per_pass = comm.allreduce(bytes, ReduceOp::sum);
   plan.hosted = std::move(hosted);
@@ -384,9 +386,8 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
   conflict = first_failure(rt, {conflict});
   if (!conflict.empty()) return conflict;
   for (const Written& w : written)
-    strata::detail::return_dense_units(rt.comm(), w.array->distribution_of(),
-                                       w.array->element_size(), w.unit_elems, w.units,
-                                       w.array->local_bytes());
+    strata::detail::return_dense_units(rt.comm(), w.array->distribution_of(), w.array->element_size(), w.unit_elems,
+                                       w.units, w.array->local_bytes());
   return "";
 }
 

@@ -95,6 +95,25 @@ TEST(SpreadUnits, FetchedUnitsComeBackToTheirOwners) {
     }
 }
 
+// Node u's partner: its neighbour on a ring inside its community, in the community
+// `shift` communities further on (a driver variable moves the pairs between calls).
+std::int64_t partner_of(std::int64_t u, std::int64_t shift, std::int64_t community, std::int64_t communities) {
+  return (u / community + shift) % communities * community + (u + 1) % community;
+}
+
+// One SGD step pulling rows u and v (`width` elements) together, through any accessor
+// at(row, k) of their elements.
+template <class At>
+void pull_together(At&& at, std::int64_t u, std::int64_t v, std::int64_t width) {
+  float dot = 0;
+  for (std::int64_t k = 0; k < width; ++k) dot += at(u, k) * at(v, k);
+  for (std::int64_t k = 0; k < width; ++k) {
+    const float uk = at(u, k);
+    at(u, k) += 0.05f * (1 - dot) * at(v, k);
+    at(v, k) += 0.05f * (1 - dot) * uk;
+  }
+}
+
 // Elements of rows that lie on several ranks (the partition cuts the last dimension,
 // by range or by hash; row() refuses such arrays, so the body takes elements) and rows
 // of arrays partitioned by hash of the first: a rank holds what it fetched and its
@@ -106,26 +125,15 @@ TEST(SpreadUnits, UnitsOfAnyPartitionStayExact) {
     auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
     auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, partition, 5).set_name("emb");
     std::vector<float> ref = emb.gather();
-    std::int64_t shift = 0;  // a driver variable: the community a node pairs with
-    auto partner = [&](std::int64_t u) {
-      return (u / kCommunity + shift) % kCommunities * kCommunity + (u + 1) % kCommunity;
-    };
-    // One SGD step pulling rows u and v together, on any accessor of their elements.
-    auto step = [](auto&& at, std::int64_t u, std::int64_t v) {
-      float dot = 0;
-      for (std::int64_t k = 0; k < kWidth; ++k) dot += at(u, k) * at(v, k);
-      for (std::int64_t k = 0; k < kWidth; ++k) {
-        const float uk = at(u, k);
-        at(u, k) += 0.05f * (1 - dot) * at(v, k);
-        at(v, k) += 0.05f * (1 - dot) * uk;
-      }
-    };
+    std::int64_t shift = 0;  // a driver variable
+    auto partner = [&](std::int64_t u) { return partner_of(u, shift, kCommunity, kCommunities); };
     auto in_emb = [&](std::int64_t r, std::int64_t k) -> float& { return emb(r, k); };
     auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
     for (const std::int64_t s : {0, 0, 1, 0}) {
       shift = s;
-      const LoopReport report = parallel_for(x, [&](const Index<1>& i, float) { step(in_emb, i[0], partner(i[0])); });
-      for (const auto& i : equivalent_order(x, report)) step(in_ref, i[0], partner(i[0]));
+      const LoopReport report =
+          parallel_for(x, [&](const Index<1>& i, float) { pull_together(in_emb, i[0], partner(i[0]), kWidth); });
+      for (const auto& i : equivalent_order(x, report)) pull_together(in_ref, i[0], partner(i[0]), kWidth);
       ASSERT_EQ(emb.gather(), ref) << partition.describe() << ", shift " << s << "\n" << report.explain();
     }
   }
@@ -141,26 +149,17 @@ TEST(SpreadUnits, RefusedRunsAreUndoneFromTheWriteLogs) {
     auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
     auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, partition, 12).set_name("emb");
     std::vector<float> ref = emb.gather();
-    std::int64_t shift = 0;  // a driver variable: the community a node pairs with
-    auto partner = [&](std::int64_t u) {
-      return (u / kCommunity + shift) % kCommunities * kCommunity + (u + 1) % kCommunity;
-    };
-    auto step = [](float* u, float* v) {
-      float dot = 0;
-      for (std::int64_t k = 0; k < kWidth; ++k) dot += u[k] * v[k];
-      for (std::int64_t k = 0; k < kWidth; ++k) {
-        const float uk = u[k];
-        u[k] += 0.05f * (1 - dot) * v[k];
-        v[k] += 0.05f * (1 - dot) * uk;
-      }
-    };
-    auto row = [&](std::int64_t r) { return &ref[static_cast<std::size_t>(r * kWidth)]; };
+    std::int64_t shift = 0;  // a driver variable
+    auto partner = [&](std::int64_t u) { return partner_of(u, shift, kCommunity, kCommunities); };
+    // Whole rows: the table tracks emb by row, 64 bytes a unit.
+    auto in_emb = [&](std::int64_t r, std::int64_t k) -> float& { return emb.row(r)[static_cast<std::size_t>(k)]; };
+    auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
     int refused = 0;
     for (const std::int64_t s : {0, 1, 2, 2, 0}) {
       shift = s;
-      const LoopReport report = parallel_for(
-          x, [&](const Index<1>& i, float) { step(emb.row(i[0]).data(), emb.row(partner(i[0])).data()); });
-      for (const auto& i : equivalent_order(x, report)) step(row(i[0]), row(partner(i[0])));
+      const LoopReport report =
+          parallel_for(x, [&](const Index<1>& i, float) { pull_together(in_emb, i[0], partner(i[0]), kWidth); });
+      for (const auto& i : equivalent_order(x, report)) pull_together(in_ref, i[0], partner(i[0]), kWidth);
       ASSERT_EQ(emb.gather(), ref) << partition.describe() << ", shift " << s << "\n" << report.explain();
       if (!report.revalidated) continue;  // one thread on one rank: nothing can conflict
       const auto& owners = loop::detail::plan_of(report).ownership;

@@ -98,15 +98,12 @@ std::vector<WrittenUnit> announce_units(Comm& comm, const Distribution& dist, st
                                         std::span<const std::uint64_t> written);
 
 /// Collective: the units in `written` (ascending) of this rank's `whole` go to the
-/// ranks that own them, which copy them into their `whole` at the same place; the
-/// owner of each unit's first element calls `returned` (when given) with the unit and
-/// the rank it came from. Only this rank's
-/// part of `whole` matters afterwards: where the part is a range of rows, the pages
-/// outside it go back as their units are packed (they read as zeros). In rounds, as
-/// fetch_dense_units.
+/// ranks that own them, which copy them into their `whole` at the same place. Only
+/// this rank's part of `whole` matters afterwards: where the part is a range of rows,
+/// the pages outside it go back as their units are packed (they read as zeros). In
+/// rounds, as fetch_dense_units. Unit numbers travel as runs (src/array/piece_runs.hpp).
 void return_dense_units(Comm& comm, const Distribution& dist, std::size_t element_size, std::size_t unit_elems,
                         std::span<const std::uint64_t> written, std::span<std::byte> whole,
-                        const std::function<void(std::uint64_t unit, int from)>& returned = {},
                         std::size_t round_bytes = std::size_t{4} << 20);
 
 /// Local: copies the elements common to boxes `from` and `to` from `src` (box `from`,
