@@ -6,11 +6,15 @@
 // Ascending numbers fall into runs (the elements of a row, the rows of a community),
 // so each run is sent as the gap from the previous run's end and its length, both
 // LEB128-coded (7 bits a byte): a run of any length costs a few bytes, a lone number
-// two where its gap from the previous run is under 128.
+// two where its gap from the previous run is under 128, three up to 16,383. Senders
+// check that their numbers ascend; as every list is built ascending, a failed check
+// is a bug (and, raised on one rank before a collective, leaves the others waiting).
+// Unit numbers stay below 2^63.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -34,6 +38,7 @@ inline std::uint64_t get_varint(std::span<const std::byte> in, std::size_t& at) 
   for (int shift = 0; shift < 64; shift += 7) {
     STRATA_CHECK(at < in.size(), "a list of unit numbers ends inside a number");
     const auto b = static_cast<std::uint64_t>(in[at++]);
+    STRATA_CHECK(shift < 63 || b <= 1, "a unit number of more than 64 bits");
     v |= (b & 0x7f) << shift;
     if (!(b & 0x80)) return v;
   }
@@ -47,7 +52,8 @@ inline void put_runs(Bytes& out, std::span<const std::uint64_t> numbers) {
   for (std::size_t k = 0; k < numbers.size();) {
     std::size_t last = k;
     while (last + 1 < numbers.size() && numbers[last + 1] == numbers[last] + 1) ++last;
-    STRATA_CHECK(numbers[k] >= end, "unit numbers to send are not ascending");
+    STRATA_CHECK(numbers[k] >= end && numbers[last] < std::numeric_limits<std::uint64_t>::max(),
+                 "unit numbers to send are not ascending, or too large");
     put_varint(out, numbers[k] - end);
     put_varint(out, last - k + 1);
     end = numbers[last] + 1;
@@ -60,9 +66,13 @@ template <class F>
 void for_each_in_runs(std::span<const std::byte> in, F&& f) {
   std::uint64_t end = 0;
   for (std::size_t at = 0; at < in.size();) {
-    const std::uint64_t first = end + get_varint(in, at);
-    const std::uint64_t count = get_varint(in, at);
-    for (std::uint64_t n = first; n < first + count; ++n) f(n);
+    const std::uint64_t gap = get_varint(in, at), count = get_varint(in, at);
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    // A corrupt list must not wrap round or run through 2^64 numbers.
+    STRATA_CHECK(gap <= kMax - end && count > 0 && count <= kMax - (end + gap),
+                 "a list of unit numbers holds an impossible run");
+    const std::uint64_t first = end + gap;
+    for (std::uint64_t k = 0; k < count; ++k) f(first + k);
     end = first + count;
   }
 }

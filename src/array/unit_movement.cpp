@@ -174,7 +174,11 @@ void return_dense_units(Comm& comm, const Distribution& dist, std::size_t elemen
   // the units a second time. The part is then a range of rows, so each owner's part
   // is too, and the pieces run in ascending order within each owner's range.
   const std::vector<IndexSet> box = dist.box(comm.rank());
-  bool rows_only = !box.empty() && box[0].contiguous();
+  // Only under ranges of rows is every owner's part a range too (a rank of a hash
+  // partition may hold a single row, which is contiguous, among others' pieces).
+  const Partition& partition = dist.partition();
+  bool rows_only = partition.kind() == Partition::Kind::range && partition.dim() == 0 && !box.empty() &&
+                   box[0].contiguous();
   for (std::size_t d = 1; d < box.size(); ++d) rows_only = rows_only && box[d].size() == shape[d];
   const std::size_t row_bytes = element_size * static_cast<std::size_t>(volume_of_rest(shape));
   const std::size_t part_lo = rows_only ? static_cast<std::size_t>(box[0].begin()) * row_bytes : 0;
@@ -226,7 +230,7 @@ void return_dense_units(Comm& comm, const Distribution& dist, std::size_t elemen
       if (src.empty()) continue;
       std::size_t at = 0;
       const auto runs_bytes = static_cast<std::size_t>(get_varint(src, at));
-      STRATA_CHECK(at + runs_bytes <= src.size(), "a rank returned units without their numbers");
+      STRATA_CHECK(runs_bytes <= src.size() - at, "a rank returned units without their numbers");
       std::size_t data = at + runs_bytes;
       for_each_in_runs(src.subspan(at, runs_bytes), [&](std::uint64_t piece) {
         STRATA_CHECK((piece + 1) * piece_bytes <= whole.size(), "a rank returned a unit outside the array");

@@ -50,6 +50,18 @@ TEST(PieceRuns, ListsNotAscendingAndTruncatedOnesAreRefused) {
   put_runs(wire, far);
   wire.resize(1);  // the gap's first byte only
   EXPECT_THROW(for_each_in_runs(wire, [](std::uint64_t) {}), Error);
+  // Numbers past 2^64 - 2, sent or decoded, and runs that would wrap round.
+  wire.clear();
+  const std::vector<std::uint64_t> last = {std::numeric_limits<std::uint64_t>::max()};
+  EXPECT_THROW(put_runs(wire, last), Error);
+  wire.clear();
+  put_varint(wire, std::numeric_limits<std::uint64_t>::max() - 1);  // a gap to 2^64 - 2
+  put_varint(wire, 5);                                              // and five numbers from there
+  EXPECT_THROW(for_each_in_runs(wire, [](std::uint64_t) {}), Error);
+  wire.clear();
+  put_varint(wire, 3);
+  put_varint(wire, 0);  // an empty run
+  EXPECT_THROW(for_each_in_runs(wire, [](std::uint64_t) {}), Error);
 }
 
 }  // namespace
