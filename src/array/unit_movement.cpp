@@ -23,10 +23,7 @@ struct Pieces {
 };
 
 Pieces pieces_of(const Distribution& dist, std::size_t unit_elems) {
-  const Partition& p = dist.partition();
-  const int last = static_cast<int>(dist.shape().size()) - 1;
-  const bool cuts_rows = p.dim() == last || (p.kind() == Partition::Kind::block2d && p.dim1() == last);
-  if (unit_elems <= 1 || cuts_rows) return {1, unit_elems == 0 ? 1 : unit_elems};
+  if (unit_elems <= 1 || partition_cuts_rows(dist)) return {1, unit_elems == 0 ? 1 : unit_elems};
   return {unit_elems, 1};
 }
 
@@ -93,6 +90,12 @@ RemotePieces remote_pieces(Comm& comm, const Distribution& dist, std::size_t ele
 }
 
 }  // namespace
+
+bool partition_cuts_rows(const Distribution& dist) {
+  const Partition& p = dist.partition();
+  const int last = static_cast<int>(dist.shape().size()) - 1;
+  return p.dim() == last || (p.kind() == Partition::Kind::block2d && p.dim1() == last);
+}
 
 std::vector<WrittenUnit> announce_units(Comm& comm, const Distribution& dist, std::size_t unit_elems,
                                         std::span<const std::uint64_t> written) {

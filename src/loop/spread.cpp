@@ -139,13 +139,14 @@ std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
   return out;
 }
 
-// The units the plan keeps of array `id`, or nullptr (an array it copies whole).
-const HostedSpace::Units* units_of(const Plan& plan, std::uint64_t id) {
-  if (plan.hosted)
-    for (const auto& u : plan.hosted->units)
+// The units `hosted` keeps of array `id`, or nullptr (an array copied whole).
+const HostedSpace::Units* units_of(const HostedSpace* hosted, std::uint64_t id) {
+  if (hosted)
+    for (const auto& u : hosted->units)
       if (u.array_id == id) return &u;
   return nullptr;
 }
+const HostedSpace::Units* units_of(const Plan& plan, std::uint64_t id) { return units_of(plan.hosted.get(), id); }
 
 }  // namespace
 
@@ -224,9 +225,7 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   std::int64_t bytes = 0;
   for (const auto& role : plan.roles) {
     if (role.written || !role.read) continue;
-    const bool by_units = std::any_of(hosted->units.begin(), hosted->units.end(),
-                                      [&](const HostedSpace::Units& u) { return u.array_id == role.array_id; });
-    if (by_units) continue;
+    if (units_of(hosted.get(), role.array_id)) continue;  // travels by units (below)
     if (const auto* a = strata::detail::ArrayBase::find_array(role.array_id)) {
       std::int64_t whole_bytes = static_cast<std::int64_t>(a->element_size());
       for (const auto e : a->shape_vector()) whole_bytes *= e;
@@ -269,17 +268,11 @@ void make_absent_units(const Plan& plan, OwnershipTable& table, int rank) {
     // Where the partition keeps rows whole, a unit's first element tells its owner;
     // where it cuts them (the last dimension partitioned, by range or hash), every
     // element must be this rank's.
-    const Partition& p = a->distribution_of().partition();
-    const int last_dim = a->dimension_count() - 1;
-    const bool cuts_rows =
-        planned->unit_elems > 1 &&
-        (p.dim() == last_dim || (p.kind() == Partition::Kind::block2d && p.dim1() == last_dim));
+    const bool cuts_rows = planned->unit_elems > 1 && strata::detail::partition_cuts_rows(a->distribution_of());
     // How many of the unit's elements are this rank's: all, some or none.
     enum class Share { all, some, none };
     const auto share = [&](std::uint64_t unit) {
-      if (!cuts_rows)
-        return owner_of_unit(*a, unit, planned->unit_elems, index) == rank ? Share::all
-                                                                           : Share::none;
+      if (!cuts_rows) return owner_of_unit(*a, unit, planned->unit_elems, index) == rank ? Share::all : Share::none;
       std::size_t own = 0;
       for (std::size_t e = 0; e < planned->unit_elems; ++e)
         own += owner_of_unit(*a, unit * planned->unit_elems + e, 1, index) == rank ? 1 : 0;
@@ -334,7 +327,6 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
   // travel: a refused run leaves every part as its own rank's run left it, which its
   // write logs or snapshot undo.
   std::string conflict;
-  const auto label = [&](std::size_t k, std::uint64_t unit) { return unit_label(table, k, unit); };
   struct Written {
     strata::detail::ArrayBase* array;
     std::size_t unit_elems;
@@ -345,41 +337,35 @@ std::string CallCopies::merge(Runtime& rt, const OwnershipTable& table) {
     const HostedSpace::Units* planned = units_of(plan_, table.array_id(k));
     if (!planned || table.read_only(k)) continue;  // fetched units of a read-only array are dropped
     auto* a = strata::detail::ArrayBase::find_array(table.array_id(k));
-    const auto at =
-        static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
-    STRATA_CHECK(at < arrays_.size(),
-                 "a written array of a spread plan did not travel for the call");
+    const auto at = static_cast<std::size_t>(std::find(arrays_.begin(), arrays_.end(), a) - arrays_.begin());
+    STRATA_CHECK(at < arrays_.size(), "a written array of a spread plan did not travel for the call");
     const std::vector<strata::detail::LentUnit>& lent = lent_[at];
     const auto borrowers = [&](std::uint64_t unit) {
       return std::equal_range(lent.begin(), lent.end(), strata::detail::LentUnit{unit, 0},
                               [](const auto& x, const auto& y) { return x.unit < y.unit; });
     };
+    // Keeps the first unit one rank wrote and another touched.
+    const auto refuse = [&](const std::string& what) {
+      if (conflict.empty())
+        conflict = what + " in the same call: the conflict groups recorded when the loop was planned no longer hold";
+    };
     for (const auto& l : lent)
-      if (conflict.empty() &&
-          (table.seen_at(table.place_of(k, l.unit)) & strata::detail::ClaimView::written))
-        conflict = fmt::format(
-            "{} written on rank {} (its owner) was lent to rank {} in the same call: the conflict "
-            "groups recorded when the loop was planned no longer hold",
-            label(k, l.unit), rt.rank(), l.to);
+      if (table.seen_at(table.place_of(k, l.unit)) & strata::detail::ClaimView::written)
+        refuse(fmt::format("{} written on rank {} (its owner) was lent to rank {}", unit_label(table, k, l.unit),
+                           rt.rank(), l.to));
     Written w{a, planned->unit_elems, {}};
     table.for_each_unit_of(k, [&](std::uint64_t unit, std::size_t place) {
       if (table.seen_at(place) & strata::detail::ClaimView::written) w.units.push_back(unit);
     });
-    for (const auto& [unit, from] :
-         strata::detail::announce_units(rt.comm(), a->distribution_of(), w.unit_elems, w.units)) {
-      if (!conflict.empty()) break;
+    const auto announced = strata::detail::announce_units(rt.comm(), a->distribution_of(), w.unit_elems, w.units);
+    for (const auto& [unit, from] : announced) {
       if (table.seen_at(table.place_of(k, unit)) != 0)
-        conflict = fmt::format(
-            "{} written on rank {} was touched on rank {} (its owner) in the same call: the "
-            "conflict groups recorded when the loop was planned no longer hold",
-            label(k, unit), from, rt.rank());
+        refuse(fmt::format("{} written on rank {} was touched on rank {} (its owner)", unit_label(table, k, unit), from,
+                           rt.rank()));
       const auto [lo, hi] = borrowers(unit);
-      for (auto b = lo; b != hi && conflict.empty(); ++b)
+      for (auto b = lo; b != hi; ++b)
         if (b->to != from)
-          conflict = fmt::format(
-              "{} written on rank {} was touched on rank {} in the same call: the conflict "
-              "groups recorded when the loop was planned no longer hold",
-              label(k, unit), from, b->to);
+          refuse(fmt::format("{} written on rank {} was touched on rank {}", unit_label(table, k, unit), from, b->to));
     }
     written.push_back(std::move(w));
   }

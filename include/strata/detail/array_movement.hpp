@@ -84,6 +84,11 @@ void fetch_dense_units(Comm& comm, const Distribution& dist, std::size_t element
                        std::span<const std::uint64_t> needed, std::span<std::byte> whole,
                        std::vector<LentUnit>* lent = nullptr, std::size_t round_bytes = std::size_t{4} << 20);
 
+/// Whether `dist` partitions the last dimension (by range, hash or a 2-D block), so
+/// that a row (every subscript but the last) may lie on several ranks: the units of
+/// the functions below then travel element by element.
+bool partition_cuts_rows(const Distribution& dist);
+
 /// A unit another rank wrote, as its owner hears of it (announce_units).
 struct WrittenUnit {
   std::uint64_t unit = 0;
