@@ -39,7 +39,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   // groups again, so this pass records the elements too, keyed as before, and saves
   // the second pass when the analysis agrees.
   using analysis::Strategy;
-  // (A spread plan records its elements over the whole space again: spread.hpp.)
+  // (A spread plan records its elements again, with the arrays whole: spread.hpp.)
   const bool record_now =
       previous && previous->choice.strategy == Strategy::groups && stride == 1 && !previous->spread;
   const std::vector<std::uint64_t> hinted_rows = record_now ? row_keyed_arrays(*previous) : std::vector<std::uint64_t>{};
@@ -85,7 +85,7 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
     const std::vector<std::uint64_t> row_keyed = row_keyed_arrays(*plan);
     std::optional<std::vector<std::int32_t>> spread;
     if (plan->spread) {
-      spread = spread_groups(*plan, space, body, row_keyed);
+      spread = spread_groups(*plan, space, body, row_keyed, stride == 1 ? accesses : 0);
       if (!spread) {  // better gathered (spread.hpp): a group to split over rank 0's threads, say
         plan->spread = false;
         gather_on_rank0(*plan, *space.array);
@@ -108,12 +108,12 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
       group_thread = std::move(*spread);
     } else if (!record_now || row_keyed != hinted_rows || space.array->structure_version() != layout_seen ||
                !units_hold) {
-      elements.clear();
-      units.clear();
-      for (auto& rec : reconnoitre(space, body, true, 1, row_keyed, plan->ownership.get())) {
-        elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
-        units.insert(units.end(), rec.units().begin(), rec.units().end());
-      }
+      strata::detail::free_now(elements);
+      strata::detail::free_now(units);
+      RecordedAccesses recorded =
+          record_accesses(space, body, row_keyed, plan->ownership.get(), stride == 1 ? accesses : 0);
+      elements = std::move(recorded.elements);
+      units = std::move(recorded.units);
     }
     if (!spread) group_thread = place_groups(*plan, space.local_nnz, elements, units);
     // A gathered plan groups rank 0's iterations (all of them); the report says the same on every rank.

@@ -58,7 +58,20 @@ class ElementScratch {
 /// each access's unit in `units_of` when given (Recorder::note_units).
 std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride,
                                   const std::vector<std::uint64_t>& row_keyed = {},
-                                  const OwnershipTable* units_of = nullptr);
+                                  const OwnershipTable* units_of = nullptr, std::int64_t expected_accesses = 0);
+/// Every access of this rank's iterations, recorded by element (reconnoitre with
+/// record_elements, 1 in 1), and its unit in `units_of` when given: the threads'
+/// lists joined. `expected` (what an earlier pass over these iterations counted, or 0)
+/// sizes the lists up front: lists grown by doubling are copied as they grow and
+/// touch twice the memory, which on a VM where a page's first touch is dear cost
+/// more than the pass itself.
+struct RecordedAccesses {
+  std::vector<analysis::ElementAccess> elements;
+  std::vector<std::uint64_t> units;  ///< parallel to elements when units_of was given, else empty
+};
+RecordedAccesses record_accesses(const SpaceView& space, const LoopBody& body,
+                                 const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of,
+                                 std::int64_t expected);
 /// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
 /// visits local iteration `pos` (for tests of speculative plans).
 bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);

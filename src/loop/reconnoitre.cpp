@@ -49,7 +49,8 @@ bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos) { retur
 // stay in cache across a tile instead of being fetched from memory at almost every
 // iteration. Element recording numbers iterations in key order; it keeps that order.
 std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, bool record_elements, int stride,
-                                  const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of) {
+                                  const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of,
+                                  std::int64_t expected_accesses) {
   Runtime& rt = *space.rt;
   const int T = rt.threads();
   const auto dims = static_cast<std::size_t>(space.dims);
@@ -59,6 +60,10 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
     recs.emplace_back(space.dims, record_elements);
     recs.back().key_by_row(row_keyed);
     recs.back().note_units(units_of);
+    // Each thread takes about an equal share of the iterations; a quarter more leaves
+    // room for uneven shares (room never touched costs no memory).
+    if (record_elements && expected_accesses > 0)
+      recs.back().reserve_elements(static_cast<std::size_t>(expected_accesses / T + expected_accesses / (4 * T) + 64));
   }
   const std::int64_t n = space.local_nnz;
   // Tiles of the last dimension are 2^shift indices wide (at least 1024, at most 4096
@@ -113,6 +118,29 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
     }
   });
   return recs;
+}
+
+RecordedAccesses record_accesses(const SpaceView& space, const LoopBody& body,
+                                 const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of,
+                                 std::int64_t expected) {
+  std::vector<Recorder> recs = reconnoitre(space, body, true, 1, row_keyed, units_of, expected);
+  RecordedAccesses out;
+  if (recs.size() == 1) {  // one thread: its lists as they are
+    out.elements = recs[0].take_elements();
+    out.units = recs[0].take_units();
+    return out;
+  }
+  std::size_t n = 0;
+  for (const auto& rec : recs) n += rec.elements().size();
+  out.elements.reserve(n);
+  if (units_of) out.units.reserve(n);
+  for (auto& rec : recs) {  // each thread's lists go as soon as they are joined
+    const auto elements = rec.take_elements();
+    const auto units = rec.take_units();
+    out.elements.insert(out.elements.end(), elements.begin(), elements.end());
+    out.units.insert(out.units.end(), units.begin(), units.end());
+  }
+  return out;
 }
 
 }  // namespace strata::loop::detail

@@ -77,6 +77,13 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   const std::vector<analysis::ElementAccess>& elements() const { return elements_; }
   /// Parallel to elements() when note_units was given a table, else empty.
   const std::vector<std::uint64_t>& units() const { return units_; }
+  /// Room for `accesses` recorded elements (and their units), after note_units.
+  void reserve_elements(std::size_t accesses) {
+    elements_.reserve(accesses);
+    if (units_of_) units_.reserve(accesses);
+  }
+  std::vector<analysis::ElementAccess> take_elements() { return std::move(elements_); }
+  std::vector<std::uint64_t> take_units() { return std::move(units_); }
   /// The units of relaxed arrays this thread's iterations read.
   const std::vector<ReadSet>& read_sets() const { return read_sets_; }
   std::int64_t accesses() const {

@@ -9,9 +9,11 @@
 #include <fmt/ranges.h>
 
 #include "analysis/conflict_groups.hpp"
+#include "loop/groups_across_ranks.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
 #include "loop/split_groups.hpp"
+#include "loop/touch_set.hpp"
 #include "strata/detail/array_movement.hpp"
 #include "strata/detail/free_now.hpp"
 #include "strata/error.hpp"
@@ -23,7 +25,7 @@ detail::SpaceView HostedSpace::view(const detail::SpaceView& real) const {
   detail::SpaceView v = real;
   v.sparse = true;
   v.box = nullptr;
-  v.local_nnz = static_cast<std::int64_t>(whole_positions.size());
+  v.local_nnz = static_cast<std::int64_t>(arrival.size());
   v.keys = {reinterpret_cast<const std::byte*>(keys.data()), v.local_nnz, v.dims, 8};
   v.values = const_cast<std::byte*>(values.data());  // never written: spread bodies take elements by value
   return v;
@@ -36,53 +38,88 @@ std::uint64_t local_fingerprint(const SpaceView& space) {
   return fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * space.elem_size});
 }
 
-// Collective: the whole space in key order, on every rank.
-HostedSpace host_whole(const SpaceView& space) {
+// Collective: sends each iteration of this rank's part of the real space to the rank
+// hosting it (h.host_of), with its element (and its thread, where `thread` is given),
+// and returns the parts that arrived, in rank order.
+struct Arrived {
+  std::vector<std::int64_t> keys;
+  std::vector<std::byte> values;
+  std::vector<std::int32_t> threads;
+  std::vector<std::size_t> part_sizes;  ///< iterations from each rank (with keys only)
+};
+Arrived send_to_hosts(const HostedSpace& h, const SpaceView& space, const std::vector<std::int32_t>* thread) {
+  STRATA_CHECK(static_cast<std::int64_t>(h.host_of.size()) == space.local_nnz,
+               "a spread plan's space changed its number of iterations without a new plan");
+  const auto P = static_cast<std::size_t>(space.rt->size());
   const auto dims = static_cast<std::size_t>(space.dims);
   const std::size_t es = space.elem_size;
-  std::vector<std::int64_t> mine(static_cast<std::size_t>(space.local_nnz) * dims);
-  for (std::int64_t pos = 0; pos < space.local_nnz; ++pos)
-    index_at(space, pos, &mine[static_cast<std::size_t>(pos) * dims]);
-  Comm& comm = space.rt->comm();
-  std::vector<std::int64_t> keys = comm.allgather_vector(std::move(mine));
-  std::vector<Bytes> parts = comm.allgatherv({space.values, static_cast<std::size_t>(space.local_nnz) * es});
-  std::vector<std::byte> values = Comm::concatenated<std::byte>(parts);
-  const std::size_t n = keys.size() / std::max<std::size_t>(dims, 1);
-  HostedSpace h;
-  h.source_fingerprint = local_fingerprint(space);
-  h.whole_positions.resize(n);
-  std::iota(h.whole_positions.begin(), h.whole_positions.end(), 0);
-  auto key = [&](std::size_t p) { return keys.data() + p * dims; };
-  auto before = [&](std::int64_t a, std::int64_t b) {
-    return std::lexicographical_compare(key(static_cast<std::size_t>(a)), key(static_cast<std::size_t>(a)) + dims,
-                                        key(static_cast<std::size_t>(b)), key(static_cast<std::size_t>(b)) + dims);
-  };
-  std::vector<std::int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  // Ranks holding ranges of the first dimension give key order already.
-  if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
-  h.keys.resize(keys.size());
-  h.values.resize(values.size());
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto from = static_cast<std::size_t>(order[k]);
-    std::copy_n(key(from), dims, h.keys.data() + k * dims);
-    std::memcpy(h.values.data() + k * es, values.data() + from * es, es);
+  std::vector<std::size_t> count(P, 0), at(P, 0);
+  for (const auto r : h.host_of) ++count[static_cast<std::size_t>(r)];
+  std::vector<Bytes> keys(P), values(P), threads(P);
+  for (std::size_t r = 0; r < P; ++r) {
+    values[r].resize(count[r] * es);
+    if (!thread) continue;
+    keys[r].resize(count[r] * dims * sizeof(std::int64_t));
+    threads[r].resize(count[r] * sizeof(std::int32_t));
   }
-  return h;
+  std::int64_t index[4];
+  for (std::int64_t pos = 0; pos < space.local_nnz; ++pos) {
+    const auto to = static_cast<std::size_t>(h.host_of[static_cast<std::size_t>(pos)]);
+    const std::size_t k = at[to]++;
+    std::memcpy(values[to].data() + k * es, space.values + static_cast<std::size_t>(pos) * es, es);
+    if (!thread) continue;
+    index_at(space, pos, index);
+    std::memcpy(keys[to].data() + k * dims * sizeof(std::int64_t), index, dims * sizeof(std::int64_t));
+    std::memcpy(threads[to].data() + k * sizeof(std::int32_t), &(*thread)[static_cast<std::size_t>(pos)],
+                sizeof(std::int32_t));
+  }
+  Comm& comm = space.rt->comm();
+  Arrived a;
+  auto got = comm.alltoallv(values);
+  a.values = Comm::concatenated<std::byte>(got);
+  if (!thread) return a;
+  got = comm.alltoallv(keys);
+  for (const Bytes& part : got) a.part_sizes.push_back(part.size() / (dims * sizeof(std::int64_t)));
+  a.keys = Comm::concatenated<std::int64_t>(got);
+  got = comm.alltoallv(threads);
+  a.threads = Comm::concatenated<std::int32_t>(got);
+  return a;
 }
 
-// The hosted iterations at `positions` (ascending places in `whole`).
-void keep_only(HostedSpace& h, const HostedSpace& whole, std::vector<std::int64_t> positions, std::size_t dims,
-               std::size_t es) {
-  h.keys.resize(positions.size() * dims);
-  h.values.resize(positions.size() * es);
-  for (std::size_t k = 0; k < positions.size(); ++k) {
-    const auto from = static_cast<std::size_t>(positions[k]);
-    std::copy_n(whole.keys.data() + from * dims, dims, h.keys.data() + k * dims);
-    std::memcpy(h.values.data() + k * es, whole.values.data() + from * es, es);
+// Collective: hosts the iterations h.host_of sends here, in key order (h.arrival), and
+// returns each one's thread (`thread`: per iteration of this rank's part).
+std::vector<std::int32_t> host_first(HostedSpace& h, const SpaceView& space, const std::vector<std::int32_t>& thread) {
+  const Arrived a = send_to_hosts(h, space, &thread);
+  const auto dims = static_cast<std::size_t>(space.dims);
+  const std::size_t es = space.elem_size, n = a.threads.size();
+  auto key = [&](std::int64_t p) { return a.keys.data() + static_cast<std::size_t>(p) * dims; };
+  h.arrival.resize(n);
+  std::iota(h.arrival.begin(), h.arrival.end(), 0);
+  const auto before = [&](std::int64_t x, std::int64_t y) {
+    return std::lexicographical_compare(key(x), key(x) + dims, key(y), key(y) + dims);
+  };
+  // Each rank sends its part in its own key order: merging the parts, pairs of
+  // neighbours at a time, costs log(ranks) passes where a sort would cost log(n).
+  std::vector<std::size_t> cut{0};
+  for (const std::size_t size : a.part_sizes) cut.push_back(cut.back() + size);
+  const auto at = [&](std::size_t c) { return h.arrival.begin() + static_cast<std::ptrdiff_t>(cut[c]); };
+  bool parts_sorted = true;
+  for (std::size_t p = 0; p + 1 < cut.size() && parts_sorted; ++p) parts_sorted = std::is_sorted(at(p), at(p + 1), before);
+  if (!parts_sorted) std::sort(h.arrival.begin(), h.arrival.end(), before);
+  for (std::size_t width = 1; parts_sorted && width + 1 < cut.size(); width *= 2)
+    for (std::size_t p = 0; p + width + 1 < cut.size(); p += 2 * width)
+      std::inplace_merge(at(p), at(p + width), at(std::min(p + 2 * width, cut.size() - 1)), before);
+  h.keys.resize(n * dims);
+  h.values.resize(n * es);
+  std::vector<std::int32_t> threads(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto from = static_cast<std::size_t>(h.arrival[k]);
+    std::copy_n(key(h.arrival[k]), dims, h.keys.data() + k * dims);
+    std::memcpy(h.values.data() + k * es, a.values.data() + from * es, es);
+    threads[k] = a.threads[from];
   }
-  h.whole_positions = std::move(positions);
-  h.source_fingerprint = whole.source_fingerprint;
+  h.source_fingerprint = local_fingerprint(space);
+  return threads;
 }
 
 // "emb[17, :]" or "count[5]": how a refusal names unit `unit` of tracked array k.
@@ -111,22 +148,37 @@ int owner_of_unit(const strata::detail::ArrayBase& a, std::uint64_t unit, std::s
   return dist.owner(index.data());
 }
 
-// Per array the loop reads or writes in place: the units this rank's iterations
-// touched when planned (HostedSpace::Units), and which of them they wrote. `units` holds the
-// place (table.unit_of) of every access, `rank_of` every iteration's rank.
-std::vector<HostedSpace::Units> planned_units(const OwnershipTable& table,
+// Collective. Per array the loop reads or writes in place, the units the iterations
+// this rank hosts touched when planned (HostedSpace::Units), and which of them they
+// wrote (`wrote`, per place of `table`). Each rank recorded its own part's iterations:
+// `units` holds the place (table.unit_of) of each of its `accesses`, which it sends to
+// the rank hosting the access's iteration (`host_of`).
+std::vector<HostedSpace::Units> planned_units(Comm& comm, const OwnershipTable& table,
                                               const std::vector<analysis::ElementAccess>& accesses,
                                               const std::vector<std::uint64_t>& units,
-                                              const std::vector<std::int32_t>& rank_of, int rank,
+                                              const std::vector<std::int32_t>& host_of,
                                               std::vector<std::uint8_t>& wrote) {
+  std::vector<Bytes> send(static_cast<std::size_t>(comm.size()));
+  {
+    TouchSet touched;  // (place, host), wrote
+    for (std::size_t k = 0; k < accesses.size(); ++k)
+      if (units[k] != OwnershipTable::kNoUnit)  // else an array the table does not track
+        touched.add(units[k], static_cast<std::uint64_t>(host_of[static_cast<std::size_t>(accesses[k].iteration)]),
+                    accesses[k].write);
+    touched.for_each([&](const Touch& t) {
+      const std::uint64_t word = t.key << 1 | (t.flag() ? 1u : 0u);
+      const auto bytes = std::as_bytes(std::span(&word, 1));
+      Bytes& to = send[static_cast<std::size_t>(t.owner())];
+      to.insert(to.end(), bytes.begin(), bytes.end());
+    });
+  }
+  std::vector<Bytes> got = comm.alltoallv(send);
+  strata::detail::free_now(send);
   std::vector<std::uint8_t> mine(table.units(), 0);
   wrote.assign(table.units(), 0);
-  for (std::size_t k = 0; k < accesses.size(); ++k) {
-    const std::uint64_t place = units[k];
-    if (place == OwnershipTable::kNoUnit) continue;  // an array the table does not track
-    if (rank_of[static_cast<std::size_t>(accesses[k].iteration)] != rank) continue;
-    mine[place] = 1;
-    wrote[place] |= accesses[k].write ? 1 : 0;
+  for (const auto word : Comm::concatenated<std::uint64_t>(got)) {  // place << 1 | wrote
+    mine[word >> 1] = 1;
+    wrote[word >> 1] |= static_cast<std::uint8_t>(word & 1);
   }
   std::vector<HostedSpace::Units> out(table.tracked_arrays());
   for (std::size_t k = 0; k < out.size(); ++k) {
@@ -163,57 +215,46 @@ bool can_spread(const Plan& plan, const SpaceView& space, const LoopBody& body) 
 }
 
 std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceView& space, const LoopBody& body,
-                                                       const std::vector<std::uint64_t>& row_keyed) {
+                                                       const std::vector<std::uint64_t>& row_keyed,
+                                                       std::int64_t expected_accesses) {
   Runtime& rt = *space.rt;
+  Comm& comm = rt.comm();
   const int T = plan.threads, W = plan.workers;
-  const HostedSpace whole = host_whole(space);
-  const SpaceView all = whole.view(space);
-  const std::int64_t n = all.local_nnz;
-  std::vector<analysis::ElementAccess> accesses;
-  std::vector<std::uint64_t> units;  // per access, its unit in `table` (kNoUnit: an array only read)
   // Numbers the units of the arrays the loop reads or writes in place.
   const OwnershipTable table(plan, /*track_reads=*/true);
+  std::vector<analysis::ElementAccess> accesses;  // of this rank's iterations
+  std::vector<std::uint64_t> units;  // per access, its unit in `table` (kNoUnit: an array only read)
   {
     // Subscripts may depend on the arrays' values: the pass reads them whole.
     CallCopies copies(plan, /*whole=*/true);
-    for (auto& rec : reconnoitre(all, body, true, 1, row_keyed, &table)) {
-      accesses.insert(accesses.end(), rec.elements().begin(), rec.elements().end());
-      units.insert(units.end(), rec.units().begin(), rec.units().end());
-    }
+    RecordedAccesses recorded = record_accesses(space, body, row_keyed, &table, expected_accesses);
+    accesses = std::move(recorded.elements);
+    units = std::move(recorded.units);
   }
-  const auto g = analysis::conflict_groups(n, accesses);
+  const GroupsAcrossRanks g = conflict_groups_across_ranks(comm, space.local_nnz, accesses);
+  const std::int64_t n = comm.allreduce(space.local_nnz, ReduceOp::sum);
   // A group rank 0's threads would split (split_groups.cpp: above 1.1x a thread's
   // share) runs faster split there than whole on one worker.
   const std::int64_t largest = g.group_size.empty() ? 0 : *std::max_element(g.group_size.begin(), g.group_size.end());
-  const bool gather = T > 1 && static_cast<double>(largest) > kSplitAbove * static_cast<double>(n) / T;
+  if (T > 1 && static_cast<double>(largest) > kSplitAbove * static_cast<double>(n) / T) return std::nullopt;
+  // Every rank places the groups alike (the same sizes, a deterministic rule).
   const auto worker_of = analysis::pack_groups(g.group_size, W);
-  std::vector<std::int64_t> load(static_cast<std::size_t>(W), 0), mine;
-  std::vector<std::int32_t> thread_of, rank_of(static_cast<std::size_t>(n));
-  std::uint64_t placement = 0;  // a hash of every iteration's worker
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int32_t w = worker_of[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(i)])];
-    ++load[static_cast<std::size_t>(w)];
-    rank_of[static_cast<std::size_t>(i)] = w / T;
-    placement = mix64(placement ^ static_cast<std::uint64_t>(w));
-    if (w / T != rt.rank()) continue;
-    mine.push_back(i);
-    thread_of.push_back(w % T);
-  }
-  // Every rank placed the iterations by its own pass: they must agree, or an
-  // iteration would run twice or nowhere (a body whose subscripts its pass cannot
-  // replay, driver variables that differ between ranks). Otherwise rank 0 runs all.
-  Comm& comm = rt.comm();
-  const auto signed_hash = static_cast<std::int64_t>(placement >> 1);
-  const bool agree = comm.allreduce(signed_hash, ReduceOp::max) == comm.allreduce(signed_hash, ReduceOp::min) &&
-                     comm.allreduce(static_cast<std::int64_t>(mine.size()), ReduceOp::sum) == n;
-  if (gather || !agree) return std::nullopt;
-  plan.groups = g.count;
+  std::vector<std::int64_t> load(static_cast<std::size_t>(W), 0);
+  for (std::size_t k = 0; k < g.group_size.size(); ++k) load[static_cast<std::size_t>(worker_of[k])] += g.group_size[k];
+  plan.groups = static_cast<std::int32_t>(g.group_size.size());
   const std::int64_t most = *std::max_element(load.begin(), load.end());
   plan.imbalance = n > 0 ? static_cast<double>(most) * W / static_cast<double>(n) : 1.0;
   auto hosted = std::make_shared<HostedSpace>();
-  keep_only(*hosted, whole, std::move(mine), static_cast<std::size_t>(space.dims), space.elem_size);
-  std::vector<std::uint8_t> wrote;  // per place of `table`: this rank's iterations wrote it when planned
-  hosted->units = planned_units(table, accesses, units, rank_of, rt.rank(), wrote);
+  std::vector<std::int32_t> thread(static_cast<std::size_t>(space.local_nnz));
+  hosted->host_of.resize(thread.size());
+  for (std::size_t i = 0; i < thread.size(); ++i) {
+    const std::int32_t w = worker_of[static_cast<std::size_t>(g.group_of[i])];
+    hosted->host_of[i] = w / T;
+    thread[i] = w % T;
+  }
+  std::vector<std::int32_t> thread_of = host_first(*hosted, space, thread);
+  std::vector<std::uint8_t> wrote;  // per place of `table`: this rank's hosted iterations wrote it when planned
+  hosted->units = planned_units(comm, table, accesses, units, hosted->host_of, wrote);
   strata::detail::free_now(accesses);
   strata::detail::free_now(units);
   // Each call, summed over ranks: of every array read or written in place, the needed
@@ -249,8 +290,12 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
 bool refresh_hosted(HostedSpace& hosted, const SpaceView& space) {
   const bool mine = local_fingerprint(space) != hosted.source_fingerprint;
   if (space.rt->comm().allreduce(std::int64_t{mine}, ReduceOp::max) == 0) return false;
-  const HostedSpace whole = host_whole(space);
-  keep_only(hosted, whole, hosted.whole_positions, static_cast<std::size_t>(space.dims), space.elem_size);
+  // The same iterations arrive in the same order: only their elements change.
+  const Arrived a = send_to_hosts(hosted, space, nullptr);
+  const std::size_t es = space.elem_size;
+  for (std::size_t k = 0; k < hosted.arrival.size(); ++k)
+    std::memcpy(hosted.values.data() + k * es, a.values.data() + static_cast<std::size_t>(hosted.arrival[k]) * es, es);
+  hosted.source_fingerprint = local_fingerprint(space);
   return true;
 }
 

@@ -5,13 +5,15 @@
 // all on rank 0. No Partition follows an arbitrary assignment of iterations, so the
 // plan keeps its own copy of the iterations each rank runs (a HostedSpace), and moves
 // the data its groups touch itself:
-//   * planning: every rank gathers the whole iteration space (indices and elements,
-//     in key order), copies every array the loop touches in place whole, records the
-//     accesses of every iteration and finds the same groups and placement (the pass
-//     and the placement are deterministic); it then keeps only the iterations its own
-//     workers run and, per array the loop reads or writes in place, the units (rows or
-//     elements) they touched (`needed`); every other unit outside its own part is
-//     *absent* on this rank (OwnershipTable::make_absent);
+//   * planning: every rank copies every array the loop touches in place whole (a
+//     subscript may read any of them), records the accesses of the iterations it holds,
+//     and the ranks find the groups together (groups_across_ranks.hpp: no rank holds
+//     another's iterations or accesses) and place them alike. Each iteration then goes
+//     to the rank whose worker runs it (kept in key order there), and each rank learns,
+//     per array the loop reads or writes in place, the units (rows or elements) the
+//     iterations it now hosts touched (`needed`) from the ranks that recorded them;
+//     every other unit outside its own part is *absent* on this rank
+//     (OwnershipTable::make_absent);
 //   * each call: such an array's storage addresses the whole array but holds only the
 //     rank's own part and its needed units, fetched from their owners, which note whom
 //     they lent each unit of a written array. Each rank's run claims what it touches in
@@ -33,14 +35,16 @@
 // copies, so the hosted elements are never written), every array it touches in place
 // is dense, it reads no relaxed array, is not ordered and its space has at most 4
 // dimensions. A group rank 0's threads would split (split_groups.hpp: above 1.1x a
-// thread's share) runs faster split there: such a plan is gathered on rank 0 instead,
-// as is one whose ranks placed the iterations differently (a body whose subscripts
-// its reconnaissance cannot replay, driver variables that differ between ranks).
+// thread's share) runs faster split there: such a plan is gathered on rank 0 instead.
+// Each iteration is recorded once, by the rank holding it, so the ranks cannot place
+// iterations differently; a driver variable that differs between ranks makes a moved
+// iteration touch other units than recorded, which its run refuses (above).
 //
 // Memory during a call, per array read or written in place: its own part, the pages
 // its needed units lie on (untouched pages of the whole-array storage cost nothing;
 // element types whose value-initialisation writes memory touch them all) and a round
-// of messages. Planning still holds the whole space and every array whole.
+// of messages. Planning holds the rank's own iterations and their accesses, and every
+// array whole.
 #pragma once
 
 #include <cstdint>
@@ -60,9 +64,12 @@ class OwnershipTable;
 struct HostedSpace {
   std::vector<std::int64_t> keys;  ///< dims per iteration
   std::vector<std::byte> values;   ///< elem_size per iteration
-  /// Each hosted iteration's place in the whole space (key order): re-hosting after
-  /// the space's elements changed keeps the same iterations.
-  std::vector<std::int64_t> whole_positions;
+  /// Per iteration of this rank's part of the real space, the rank hosting it; and per
+  /// hosted iteration, its place in the order the iterations arrived (from rank 0's
+  /// part up, each part in its order). Hosting again after the space's elements changed
+  /// sends them the same way (refresh_hosted).
+  std::vector<std::int32_t> host_of;
+  std::vector<std::int64_t> arrival;
   /// Fingerprint of this rank's part of the real space's elements when hosted.
   std::uint64_t source_fingerprint = 0;
   /// Per array the loop reads or writes in place (OwnershipTable order), what its groups touch.
@@ -81,12 +88,14 @@ namespace detail {
 /// Whether a groups plan can be spread over the ranks (see above).
 bool can_spread(const Plan& plan, const SpaceView& space, const LoopBody& body);
 
-/// Collective. Hosts the whole space on every rank, records every iteration's
-/// accesses with the arrays copied whole, and places the groups on every rank's
-/// workers (plan.groups, plan.imbalance). Sets plan.hosted to this rank's iterations
-/// and returns each one's thread; nothing when the plan is better gathered (above).
+/// Collective. Records the accesses of this rank's iterations with the arrays copied
+/// whole, finds the groups with the other ranks and places them on every rank's
+/// workers (plan.groups, plan.imbalance). Sets plan.hosted to the iterations this
+/// rank's workers run and returns each one's thread; nothing when the plan is better
+/// gathered (above). `expected_accesses`: as record_accesses takes it.
 std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceView& space, const LoopBody& body,
-                                                       const std::vector<std::uint64_t>& row_keyed);
+                                                       const std::vector<std::uint64_t>& row_keyed,
+                                                       std::int64_t expected_accesses);
 
 /// Collective: where the real space's elements changed on any rank since they were
 /// hosted, hosts them again (the same iterations). True when they changed.

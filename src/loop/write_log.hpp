@@ -9,8 +9,10 @@
 // on its own cache lines, appended to by its thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -22,22 +24,49 @@ class alignas(64) WriteLog {
  public:
   /// Saves `old` as the value of the unit at `place` (OwnershipTable numbering).
   void save(std::size_t place, std::span<const std::byte> old) {
-    places_.push_back(place);
-    old_.insert(old_.end(), old.begin(), old.end());
+    const std::size_t need = sizeof place + old.size();
+    if (chunks_.empty() || chunks_.back().used + need > chunks_.back().capacity) {
+      const std::size_t capacity = std::max(kChunkBytes, need);
+      chunks_.push_back({std::make_unique_for_overwrite<std::byte[]>(capacity), 0, capacity});
+    }
+    Chunk& c = chunks_.back();
+    std::memcpy(c.data.get() + c.used, &place, sizeof place);
+    if (!old.empty()) std::memcpy(c.data.get() + c.used + sizeof place, old.data(), old.size());
+    c.used += need;
+    bytes_ += old.size();
   }
-  /// The saved units' places, in saving order, and their bytes back to back.
-  const std::vector<std::size_t>& places() const { return places_; }
-  const std::byte* saved() const { return old_.data(); }
-  std::size_t bytes() const { return old_.size(); }
+  /// Calls f(place, old bytes) for every saved unit, in saving order; `size_of(place)`
+  /// is the unit's size in bytes, as it was saved.
+  template <class SizeOf, class F>
+  void for_each(SizeOf&& size_of, F&& f) const {
+    for (const Chunk& c : chunks_)
+      for (std::size_t at = 0; at < c.used;) {
+        std::size_t place;
+        std::memcpy(&place, c.data.get() + at, sizeof place);
+        const std::byte* old = c.data.get() + at + sizeof place;
+        f(place, old);
+        at += sizeof place + size_of(place);
+      }
+  }
+  /// The bytes of the saved units (not counting their places).
+  std::size_t bytes() const { return bytes_; }
   /// Forgets everything and gives the memory back (a log lives for one run).
   void clear() {
-    strata::detail::free_now(places_);
-    strata::detail::free_now(old_);
+    strata::detail::free_now(chunks_);
+    bytes_ = 0;
   }
 
  private:
-  std::vector<std::size_t> places_;
-  std::vector<std::byte> old_;  ///< the units' bytes back to back, in places_ order
+  // Entries (the place, then the unit's bytes) go into chunks allocated as the log
+  // grows, never moved: a log holding N bytes peaks near N, where a vector doubling its
+  // capacity would hold up to 3N while it copied.
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+  struct Chunk {
+    std::unique_ptr<std::byte[]> data;
+    std::size_t used = 0, capacity = 0;
+  };
+  std::vector<Chunk> chunks_;
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace strata::loop

@@ -1,0 +1,117 @@
+// Conflict groups of iterations that several ranks hold (loop/groups_across_ranks.hpp).
+#include "loop/groups_across_ranks.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "loop/touch_set.hpp"
+#include "strata/detail/free_now.hpp"
+#include "strata/error.hpp"
+#include "strata/random.hpp"
+
+namespace strata::loop::detail {
+namespace {
+
+// Union-find over components, with path halving; the root is a set's lowest component,
+// so the result does not depend on the order of the joins.
+class ComponentSets {
+ public:
+  explicit ComponentSets(std::size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  std::int64_t find(std::int64_t x) {
+    while (parent_[static_cast<std::size_t>(x)] != x) {
+      auto& p = parent_[static_cast<std::size_t>(x)];
+      p = parent_[static_cast<std::size_t>(p)];
+      x = p;
+    }
+    return x;
+  }
+  void unite(std::int64_t a, std::int64_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent_[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+  }
+
+ private:
+  std::vector<std::int64_t> parent_;
+};
+
+}  // namespace
+
+GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iterations,
+                                               std::span<const analysis::ElementAccess> accesses) {
+  const int P = comm.size();
+  // 1. This rank's components, numbered after those of lower ranks.
+  analysis::Groups local = analysis::conflict_groups(iterations, accesses);
+  std::int64_t components = 0;
+  const std::int64_t first = comm.exclusive_scan(local.count, &components);
+  if (components > std::numeric_limits<std::int32_t>::max())
+    throw ShapeError(fmt::format("conflict groups across ranks: {} components (at most 2^31-1 supported)",
+                                 components));
+
+  // 2. Each element's touches go to its referee, which joins the components touching
+  //    an element one of them writes.
+  const auto referee = [P](std::uint64_t element) {
+    return static_cast<std::size_t>(mix64(element) % static_cast<std::uint64_t>(P));
+  };
+  std::vector<Bytes> send(static_cast<std::size_t>(P));
+  {
+    TouchSet mine;
+    for (const auto& a : accesses)
+      mine.add(a.element, static_cast<std::uint64_t>(first + local.group_of[static_cast<std::size_t>(a.iteration)]),
+               a.write);
+    mine.for_each([&](const Touch& t) {
+      const auto bytes = std::as_bytes(std::span(&t, 1));
+      Bytes& to = send[referee(t.key)];
+      to.insert(to.end(), bytes.begin(), bytes.end());
+    });
+  }
+  std::vector<Bytes> received = comm.alltoallv(send);
+  strata::detail::free_now(send);
+  // Distinct already: each rank sent its own components' touches once.
+  std::vector<Touch> touches = Comm::concatenated<Touch>(received);
+  std::sort(touches.begin(), touches.end());
+  std::vector<std::int64_t> joins;  // pairs of components to join
+  for (std::size_t k = 0; k < touches.size();) {
+    std::size_t end = k;
+    bool written = false;
+    for (; end < touches.size() && touches[end].key == touches[k].key; ++end)
+      written = written || touches[end].flag();
+    if (written)
+      for (std::size_t j = k + 1; j < end; ++j) {
+        joins.push_back(static_cast<std::int64_t>(touches[k].owner()));
+        joins.push_back(static_cast<std::int64_t>(touches[j].owner()));
+      }
+    k = end;
+  }
+  strata::detail::free_now(touches);
+
+  // 3. Every rank joins the components alike and numbers the groups by their first.
+  joins = comm.allgather_vector(std::move(joins));
+  const std::vector<std::int64_t> sizes = comm.allgather_vector(std::move(local.group_size));
+  ComponentSets sets(static_cast<std::size_t>(components));
+  for (std::size_t k = 0; k + 1 < joins.size(); k += 2) sets.unite(joins[k], joins[k + 1]);
+  strata::detail::free_now(joins);
+  GroupsAcrossRanks out;
+  std::vector<std::int32_t> group_of_component(static_cast<std::size_t>(components));
+  for (std::int64_t c = 0; c < components; ++c) {
+    const std::int64_t root = sets.find(c);
+    std::int32_t g;
+    if (root == c) {  // the group's first component
+      g = static_cast<std::int32_t>(out.group_size.size());
+      out.group_size.push_back(0);
+    } else {
+      g = group_of_component[static_cast<std::size_t>(root)];
+    }
+    group_of_component[static_cast<std::size_t>(c)] = g;
+    out.group_size[static_cast<std::size_t>(g)] += sizes[static_cast<std::size_t>(c)];
+  }
+  out.group_of.resize(local.group_of.size());
+  for (std::size_t i = 0; i < local.group_of.size(); ++i)
+    out.group_of[i] = group_of_component[static_cast<std::size_t>(first + local.group_of[i])];
+  return out;
+}
+
+}  // namespace strata::loop::detail
