@@ -46,15 +46,22 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
   const std::uint64_t layout_seen = given.array->structure_version();
   // Units are noted in the previous plan's table: split groups lock them.
   const OwnershipTable* hinted_units = record_now ? previous->ownership.get() : nullptr;
-  std::vector<analysis::ElementAccess> elements;
-  std::vector<std::uint64_t> units;
-  for (auto& rec : reconnoitre(given, body, record_now, stride, hinted_rows, hinted_units)) {
+  // Sized like the previous plan's pass (its count over all ranks, this rank's share).
+  const std::int64_t expected =
+      record_now && given.nnz > 0
+          ? static_cast<std::int64_t>(static_cast<double>(previous->recon_accesses) * previous->recon_stride *
+                                      static_cast<double>(given.local_nnz) / static_cast<double>(given.nnz))
+          : 0;
+  std::vector<Recorder> first = reconnoitre(given, body, record_now, stride, hinted_rows, hinted_units, expected);
+  for (const auto& rec : first) {
     accesses += rec.accesses();
     local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());
     merge_read_sets(plan->read_sets, rec.read_sets());
-    elements.insert(elements.end(), rec.elements().begin(), rec.elements().end());
-    units.insert(units.end(), rec.units().begin(), rec.units().end());
   }
+  RecordedAccesses recorded = take_accesses(first);
+  std::vector<analysis::ElementAccess> elements = std::move(recorded.elements);
+  std::vector<std::uint64_t> units = std::move(recorded.units);
+  first.clear();
   plan->recon_accesses = rt.comm().allreduce(accesses, ReduceOp::sum);
   plan->recon_seconds = rt.comm().allreduce(seconds_since(t0), ReduceOp::max);
 

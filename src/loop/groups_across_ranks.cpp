@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "loop/touch_set.hpp"
+#include "strata/detail/collective_error.hpp"
 #include "strata/detail/free_now.hpp"
 #include "strata/error.hpp"
 #include "strata/random.hpp"
@@ -28,10 +29,13 @@ class ComponentSets {
     }
     return x;
   }
-  void unite(std::int64_t a, std::int64_t b) {
+  /// Joins the sets of a and b; false when they were one already.
+  bool unite(std::int64_t a, std::int64_t b) {
     a = find(a);
     b = find(b);
-    if (a != b) parent_[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+    if (a == b) return false;
+    parent_[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+    return true;
   }
 
  private:
@@ -44,7 +48,8 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
                                                std::span<const analysis::ElementAccess> accesses) {
   const int P = comm.size();
   // 1. This rank's components, numbered after those of lower ranks.
-  analysis::Groups local = analysis::conflict_groups(iterations, accesses);
+  analysis::Groups local;  // an error on any rank is every rank's, before they wait for each other
+  strata::detail::all_or_none(comm, [&] { local = analysis::conflict_groups(iterations, accesses); });
   std::int64_t components = 0;
   const std::int64_t first = comm.exclusive_scan(local.count, &components);
   if (components > std::numeric_limits<std::int32_t>::max())
@@ -73,6 +78,17 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
   // Distinct already: each rank sent its own components' touches once.
   std::vector<Touch> touches = Comm::concatenated<Touch>(received);
   std::sort(touches.begin(), touches.end());
+  // The referee keeps only joins that merge two of its sets, so what every rank
+  // receives from it is less than the components it saw, however many elements they
+  // share (a hot row written by every component costs one join a component).
+  std::vector<std::uint64_t> seen;  // the components this referee heard of, ascending
+  for (const Touch& t : touches) seen.push_back(t.owner());
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  const auto index_of = [&](std::uint64_t c) {
+    return static_cast<std::int64_t>(std::lower_bound(seen.begin(), seen.end(), c) - seen.begin());
+  };
+  ComponentSets refereed(seen.size());
   std::vector<std::int64_t> joins;  // pairs of components to join
   for (std::size_t k = 0; k < touches.size();) {
     std::size_t end = k;
@@ -80,19 +96,21 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
     for (; end < touches.size() && touches[end].key == touches[k].key; ++end)
       written = written || touches[end].flag();
     if (written)
-      for (std::size_t j = k + 1; j < end; ++j) {
-        joins.push_back(static_cast<std::int64_t>(touches[k].owner()));
-        joins.push_back(static_cast<std::int64_t>(touches[j].owner()));
-      }
+      for (std::size_t j = k + 1; j < end; ++j)
+        if (refereed.unite(index_of(touches[k].owner()), index_of(touches[j].owner()))) {
+          joins.push_back(static_cast<std::int64_t>(touches[k].owner()));
+          joins.push_back(static_cast<std::int64_t>(touches[j].owner()));
+        }
     k = end;
   }
   strata::detail::free_now(touches);
+  strata::detail::free_now(seen);
 
   // 3. Every rank joins the components alike and numbers the groups by their first.
   joins = comm.allgather_vector(std::move(joins));
   const std::vector<std::int64_t> sizes = comm.allgather_vector(std::move(local.group_size));
   ComponentSets sets(static_cast<std::size_t>(components));
-  for (std::size_t k = 0; k + 1 < joins.size(); k += 2) sets.unite(joins[k], joins[k + 1]);
+  for (std::size_t k = 0; k + 1 < joins.size(); k += 2) (void)sets.unite(joins[k], joins[k + 1]);
   strata::detail::free_now(joins);
   GroupsAcrossRanks out;
   std::vector<std::int32_t> group_of_component(static_cast<std::size_t>(components));

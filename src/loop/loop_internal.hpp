@@ -72,6 +72,8 @@ struct RecordedAccesses {
 RecordedAccesses record_accesses(const SpaceView& space, const LoopBody& body,
                                  const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of,
                                  std::int64_t expected);
+/// The recorders' elements and units, joined (moved where there is one recorder).
+RecordedAccesses take_accesses(std::vector<Recorder>& recs);
 /// Whether a reconnaissance pass of 1 in `stride` over a rank's `n` iterations
 /// visits local iteration `pos` (for tests of speculative plans).
 bool reconnaissance_visits(std::int64_t n, int stride, std::int64_t pos);

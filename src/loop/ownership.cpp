@@ -156,21 +156,17 @@ void OwnershipTable::log_write(const Tracked& t, std::size_t place, int worker) 
 }
 
 void OwnershipTable::undo_logged_writes() {
-  const auto tracked = [&](std::size_t place) {
-    const auto t = std::find_if(arrays_.begin(), arrays_.end(), [&](const Tracked& x) {
-      return place >= x.first && place < x.first + x.count * x.stride;
-    });
-    STRATA_CHECK(t != arrays_.end(), "a logged unit of no tracked array");
-    return t;
-  };
   for (const WriteLog& log : logs_)
-    log.for_each([&](std::size_t place) { return tracked(place)->unit_bytes; },
-                 [&](std::size_t place, const std::byte* old) {
-                   const auto t = tracked(place);
-                   const std::size_t unit = (place - t->first) / t->stride;
-                   const std::span<std::byte> bytes = const_cast<strata::detail::ArrayBase*>(t->array)->local_bytes();
-                   std::memcpy(bytes.data() + unit * t->unit_bytes, old, t->unit_bytes);
-                 });
+    log.for_each([&](std::size_t place, const std::byte* old) {
+      const auto t = std::find_if(arrays_.begin(), arrays_.end(), [&](const Tracked& x) {
+        return place >= x.first && place < x.first + x.count * x.stride;
+      });
+      STRATA_CHECK(t != arrays_.end(), "a logged unit of no tracked array");
+      const std::size_t unit = (place - t->first) / t->stride;
+      const std::span<std::byte> bytes = const_cast<strata::detail::ArrayBase*>(t->array)->local_bytes();
+      std::memcpy(bytes.data() + unit * t->unit_bytes, old, t->unit_bytes);
+      return t->unit_bytes;
+    });
   drop_logs();
 }
 

@@ -1,8 +1,12 @@
 // The reconnaissance pass of parallel_for: the body over a rank's iterations (or a
 // sample of them) with every access reported to a per-thread Recorder.
 #include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
+#include "strata/error.hpp"
 #include "strata/random.hpp"
 
 namespace strata::loop::detail {
@@ -55,6 +59,11 @@ std::vector<Recorder> reconnoitre(const SpaceView& space, const LoopBody& body, 
   const int T = rt.threads();
   const auto dims = static_cast<std::size_t>(space.dims);
   const std::size_t es = space.elem_size;
+  // Recorded elements number a rank's iterations in 31 bits (analysis::ElementAccess).
+  if (record_elements && space.local_nnz > std::numeric_limits<std::int32_t>::max())
+    throw ShapeError(fmt::format("recording the elements of a loop's accesses: this rank holds {} iterations, at "
+                                 "most 2^31-1 are supported (use more ranks)",
+                                 space.local_nnz));
   std::vector<Recorder> recs;
   for (int t = 0; t < T; ++t) {
     recs.emplace_back(space.dims, record_elements);
@@ -124,16 +133,20 @@ RecordedAccesses record_accesses(const SpaceView& space, const LoopBody& body,
                                  const std::vector<std::uint64_t>& row_keyed, const OwnershipTable* units_of,
                                  std::int64_t expected) {
   std::vector<Recorder> recs = reconnoitre(space, body, true, 1, row_keyed, units_of, expected);
+  return take_accesses(recs);
+}
+
+RecordedAccesses take_accesses(std::vector<Recorder>& recs) {
   RecordedAccesses out;
   if (recs.size() == 1) {  // one thread: its lists as they are
     out.elements = recs[0].take_elements();
     out.units = recs[0].take_units();
     return out;
   }
-  std::size_t n = 0;
-  for (const auto& rec : recs) n += rec.elements().size();
+  std::size_t n = 0, with_units = 0;
+  for (const auto& rec : recs) n += rec.elements().size(), with_units += rec.units().size();
   out.elements.reserve(n);
-  if (units_of) out.units.reserve(n);
+  out.units.reserve(with_units);
   for (auto& rec : recs) {  // each thread's lists go as soon as they are joined
     const auto elements = rec.take_elements();
     const auto units = rec.take_units();

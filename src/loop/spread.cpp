@@ -15,6 +15,7 @@
 #include "loop/split_groups.hpp"
 #include "loop/touch_set.hpp"
 #include "strata/detail/array_movement.hpp"
+#include "strata/detail/collective_error.hpp"
 #include "strata/detail/free_now.hpp"
 #include "strata/error.hpp"
 #include "strata/random.hpp"
@@ -177,6 +178,8 @@ std::vector<HostedSpace::Units> planned_units(Comm& comm, const OwnershipTable& 
   std::vector<std::uint8_t> mine(table.units(), 0);
   wrote.assign(table.units(), 0);
   for (const auto word : Comm::concatenated<std::uint64_t>(got)) {  // place << 1 | wrote
+    // Every rank numbers the places alike (the same table over the same arrays).
+    STRATA_CHECK((word >> 1) < mine.size(), "a unit another rank recorded lies outside this rank's table");
     mine[word >> 1] = 1;
     wrote[word >> 1] |= static_cast<std::uint8_t>(word & 1);
   }
@@ -227,9 +230,12 @@ std::optional<std::vector<std::int32_t>> spread_groups(Plan& plan, const SpaceVi
   {
     // Subscripts may depend on the arrays' values: the pass reads them whole.
     CallCopies copies(plan, /*whole=*/true);
-    RecordedAccesses recorded = record_accesses(space, body, row_keyed, &table, expected_accesses);
-    accesses = std::move(recorded.elements);
-    units = std::move(recorded.units);
+    // Each rank records its own iterations: an error on one is every rank's.
+    strata::detail::all_or_none(comm, [&] {
+      RecordedAccesses recorded = record_accesses(space, body, row_keyed, &table, expected_accesses);
+      accesses = std::move(recorded.elements);
+      units = std::move(recorded.units);
+    });
   }
   const GroupsAcrossRanks g = conflict_groups_across_ranks(comm, space.local_nnz, accesses);
   const std::int64_t n = comm.allreduce(space.local_nnz, ReduceOp::sum);

@@ -35,17 +35,16 @@ class alignas(64) WriteLog {
     c.used += need;
     bytes_ += old.size();
   }
-  /// Calls f(place, old bytes) for every saved unit, in saving order; `size_of(place)`
-  /// is the unit's size in bytes, as it was saved.
-  template <class SizeOf, class F>
-  void for_each(SizeOf&& size_of, F&& f) const {
+  /// Calls f(place, old bytes) for every saved unit, in saving order; f returns the
+  /// unit's size in bytes, as it was saved (the log keeps no sizes).
+  template <class F>
+  void for_each(F&& f) const {
     for (const Chunk& c : chunks_)
       for (std::size_t at = 0; at < c.used;) {
         std::size_t place;
         std::memcpy(&place, c.data.get() + at, sizeof place);
-        const std::byte* old = c.data.get() + at + sizeof place;
-        f(place, old);
-        at += sizeof place + size_of(place);
+        at += sizeof place;
+        at += f(place, c.data.get() + at);
       }
   }
   /// The bytes of the saved units (not counting their places).

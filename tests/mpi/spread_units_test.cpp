@@ -139,6 +139,43 @@ TEST(SpreadUnits, UnitsOfAnyPartitionStayExact) {
   }
 }
 
+// Each rank records its own part of the space and sends each iteration to the rank
+// running its group, which keeps them in key order: whatever the space's partition
+// (a range, whose parts arrive in order, or a hash, whose parts interleave), dense or
+// sparse. Every call equals its equivalent order, the ranks host every iteration
+// once, and a rank's hosted keys ascend.
+TEST(SpreadUnits, HostedIterationsArriveInKeyOrderUnderAnyPartition) {
+  constexpr std::int64_t kNodes = 600, kWidth = 16, kCommunity = 8, kCommunities = kNodes / kCommunity;
+  for (const bool sparse : {false, true}) {
+    for (const Partition& partition : {Partition::range(0), Partition::hash(0)}) {
+      std::vector<DistArray<float, 1>::entry_type> entries;
+      if (rt().rank() == 0)
+        for (std::int64_t u = 0; u < kNodes; u += 1 + u % 3) entries.push_back({{u}, 1.0f});
+      auto x = sparse ? DistArray<float, 1>::sparse(rt(), {kNodes}, entries, Duplicates::error, partition)
+                      : DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f, partition);
+      auto emb = DistArray<float, 2>::randn(rt(), {kNodes, kWidth}, 0.1, 0.0, Partition::range(0), 9);
+      std::vector<float> ref = emb.gather();
+      auto in_emb = [&](std::int64_t r, std::int64_t k) -> float& { return emb.row(r)[static_cast<std::size_t>(k)]; };
+      auto in_ref = [&](std::int64_t r, std::int64_t k) -> float& { return ref[static_cast<std::size_t>(r * kWidth + k)]; };
+      auto partner = [&](std::int64_t u) { return partner_of(u, 0, kCommunity, kCommunities); };
+      for (int call = 0; call < 2; ++call) {
+        const LoopReport report =
+            parallel_for(x, [&](const Index<1>& i, float) { pull_together(in_emb, i[0], partner(i[0]), kWidth); });
+        const auto order = equivalent_order(x, report);
+        for (const auto& i : order) pull_together(in_ref, i[0], partner(i[0]), kWidth);
+        ASSERT_EQ(emb.gather(), ref) << (sparse ? "sparse, " : "dense, ") << partition.describe() << "\n"
+                                     << report.explain();
+        ASSERT_EQ(static_cast<std::int64_t>(order.size()), x.nnz());
+        if (rt().size() == 1) continue;
+        ASSERT_TRUE(report.spread) << report.explain();
+        const auto& keys = loop::detail::plan_of(report).hosted->keys;
+        EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end())) << partition.describe();
+        EXPECT_EQ(rt().comm().allreduce(static_cast<std::int64_t>(keys.size()), ReduceOp::sum), x.nnz());
+      }
+    }
+  }
+}
+
 // Rows of 64 bytes are undone from write logs, not a copy of the array: a call whose
 // pairs moved is refused part way (its groups no longer hold) and undone, then planned
 // again, and every call equals its equivalent order bit for bit, under a range and a
