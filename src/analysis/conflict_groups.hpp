@@ -12,7 +12,9 @@
 namespace strata::analysis {
 
 /// One recorded access of the reconnaissance pass: 16 bytes, as planning keeps one per
-/// access of every iteration (a plan's largest list).
+/// access of every iteration (a plan's largest list). The iteration is kept in 31 bits:
+/// callers number at most 2^31-1 iterations (the recorder refuses more a rank), as
+/// conflict_groups takes.
 struct ElementAccess {
   ElementAccess() = default;
   ElementAccess(std::int64_t iteration_, std::uint64_t element_, bool write_)

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/detail/collective_error.hpp"
 #include "strata/detail/free_now.hpp"
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
@@ -52,7 +53,11 @@ std::unique_ptr<Plan> build_plan(const SpaceView& stale, const LoopBody& body, c
           ? static_cast<std::int64_t>(static_cast<double>(previous->recon_accesses) * previous->recon_stride *
                                       static_cast<double>(given.local_nnz) / static_cast<double>(given.nnz))
           : 0;
-  std::vector<Recorder> first = reconnoitre(given, body, record_now, stride, hinted_rows, hinted_units, expected);
+  // Each rank visits its own iterations: an error on one is every rank's.
+  std::vector<Recorder> first;
+  strata::detail::all_or_none(rt.comm(), [&] {
+    first = reconnoitre(given, body, record_now, stride, hinted_rows, hinted_units, expected);
+  });
   for (const auto& rec : first) {
     accesses += rec.accesses();
     local_sites.insert(local_sites.end(), rec.sites().begin(), rec.sites().end());

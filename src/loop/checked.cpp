@@ -58,9 +58,12 @@ void claim_refused(const OwnershipTable& table, const strata::detail::ArrayBase&
                    std::span<const std::int64_t> iteration, const std::string& site) {
   std::string why = table.refusal(array, index, whole_last, write);
   if (why.empty()) why = "touches what another worker's iterations touch in this call, one of them writing it";
-  throw SpeculationFailed(fmt::format(
-      "access {}{} in iteration ({}) {}: the conflict groups recorded when the loop was planned no longer hold",
-      shown(array, index, whole_last), site.empty() ? "" : " at " + site, fmt::join(iteration, ", "), why));
+  // The marks of a one-thread rank refuse without knowing the iteration: say nothing of it there.
+  const std::string in =
+      iteration.empty() ? std::string() : fmt::format(" in iteration ({})", fmt::join(iteration, ", "));
+  throw SpeculationFailed(
+      fmt::format("access {}{}{} {}: the conflict groups recorded when the loop was planned no longer hold",
+                  shown(array, index, whole_last), site.empty() ? "" : " at " + site, in, why));
 }
 
 void CheckedObserver::check_planned(const KnownSite* planned, const strata::detail::ArrayBase& array,

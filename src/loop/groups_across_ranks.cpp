@@ -82,6 +82,7 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
   // receives from it is less than the components it saw, however many elements they
   // share (a hot row written by every component costs one join a component).
   std::vector<std::uint64_t> seen;  // the components this referee heard of, ascending
+  seen.reserve(touches.size());
   for (const Touch& t : touches) seen.push_back(t.owner());
   std::sort(seen.begin(), seen.end());
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "strata/detail/free_now.hpp"
+#include "strata/error.hpp"
 
 namespace strata::loop {
 
@@ -45,6 +46,7 @@ class alignas(64) WriteLog {
         std::memcpy(&place, c.data.get() + at, sizeof place);
         at += sizeof place;
         at += f(place, c.data.get() + at);
+        STRATA_CHECK(at <= c.used, "a write log read back with other unit sizes than it was saved with");
       }
   }
   /// The bytes of the saved units (not counting their places).
