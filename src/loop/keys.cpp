@@ -2,6 +2,7 @@
 // still fits the loop's arrays, and how large a reconnaissance sample to take.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -10,10 +11,15 @@
 
 namespace strata::loop::detail {
 
-std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& o) {
-  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(), space_id,
-                     o.ordered, o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker,
-                     o.rounds, o.slices_per_worker, o.skip_legality_check, o.shuffle_seed, o.key_order);
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopBody& body,
+                     const LoopOptions& o) {
+  // The body's type counts too: a helper that calls parallel_for from one line with
+  // several bodies (a lambda each) must not run one body by another's plan. Its
+  // `visit` is instantiated once per body type.
+  return fmt::format("{}:{}:{}#{}#{}#{}#{}#{}#{}#{}#{}#{}#{}", where.file_name(), where.line(), where.column(),
+                     space_id, reinterpret_cast<std::uintptr_t>(body.visit), o.ordered,
+                     o.strategy ? analysis::to_string(*o.strategy) : "auto", o.blocks_per_worker, o.rounds,
+                     o.slices_per_worker, o.skip_legality_check, o.shuffle_seed, o.key_order);
 }
 
 std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version) {

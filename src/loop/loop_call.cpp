@@ -22,7 +22,7 @@ namespace strata::loop::detail {
 std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                                   const std::source_location& where) {
   Runtime& rt = *space.rt;
-  const std::string key = loop_key(where, space.array->array_id(), options);
+  const std::string key = loop_key(where, space.array->array_id(), body, options);
   auto& cache = PlanCache::instance();
   if (auto p = cache.find(key)) {
     const std::string stale = why_plan_is_stale(*p, rt, space.array->structure_version());
@@ -71,7 +71,7 @@ std::shared_ptr<Plan> replan(const SpaceView& space, const LoopBody& body, const
                              const std::source_location& where, const LoopOptions& key_options,
                              const Plan* previous = nullptr) {
   std::shared_ptr<Plan> plan = build_plan(space, body, options, where, 1, previous);
-  PlanCache::instance().store(loop_key(where, space.array->array_id(), key_options), plan);
+  PlanCache::instance().store(loop_key(where, space.array->array_id(), body, key_options), plan);
   return plan;
 }
 

@@ -83,7 +83,8 @@ void reconnaissance_only(const SpaceView& space, const LoopBody& body, int strid
 // ---- planning (build_plan.cpp, keys.cpp, layout.cpp, flush.cpp, outcome.cpp,
 // report.cpp) -----------------------------------------------------------------
 
-std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopOptions& options);
+std::string loop_key(const std::source_location& where, std::uint64_t space_id, const LoopBody& body,
+                     const LoopOptions& options);
 /// Why a cached plan no longer fits the loop's arrays ("" while it does).
 std::string why_plan_is_stale(const Plan& plan, Runtime& rt, std::uint64_t space_version);
 void remember_versions(Plan& plan);

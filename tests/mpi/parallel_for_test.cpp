@@ -307,6 +307,30 @@ TEST(ParallelFor, PlanIsCachedAndRebuiltWhenTheSpaceChanges) {
   EXPECT_EQ(y.gather(), std::vector<float>(100, 5.0f));
 }
 
+// A helper that calls parallel_for from one line runs each body by a plan of its own:
+// the body's type is part of the plan cache's key with the call site. (Before, the
+// second body here ran by the first one's 1-D plan, its irregular writes racing.)
+TEST(ParallelFor, BodiesCalledFromOneLineKeepTheirOwnPlans) {
+  const std::int64_t n = 2000, slots = 64;
+  auto x = DistArray<double, 1>::fill(rt(), {n}, 1.0);
+  auto y = DistArray<double, 1>::zeros(rt(), {n});
+  auto hits = DistArray<std::int64_t, 1>::zeros(rt(), {slots});
+  auto run = [&](const auto& body) { return parallel_for(x, body); };  // one call site for both
+  for (int call = 0; call < 2; ++call) {
+    const LoopReport own = run([&](const Index<1>& i, double v) { y[i[0]] = y[i[0]] + v; });
+    EXPECT_EQ(own.strategy, analysis::Strategy::one_d) << own.explain();
+    const LoopReport shared = run([&](const Index<1>& i, double) { hits[(i[0] * 7) % slots] += 1; });
+    EXPECT_NE(shared.plan_id, own.plan_id);
+    if (rt().size() * rt().threads() > 1) {
+      EXPECT_EQ(shared.strategy, analysis::Strategy::groups) << shared.explain();
+    }
+    EXPECT_EQ(y.gather(), std::vector<double>(static_cast<std::size_t>(n), call + 1.0));
+    std::int64_t total = 0;
+    for (const auto h : hits.gather()) total += h;
+    EXPECT_EQ(total, n * (call + 1)) << shared.explain();
+  }
+}
+
 // A training loop over R and an evaluation loop over held-out ratings T both keep W
 // aligned with users. T's users are spread a little differently from R's, so
 // balancing each loop on its own histogram would move W back and forth between

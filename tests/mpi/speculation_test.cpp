@@ -4,6 +4,8 @@
 // the serial execution of the final plan's equivalent order, bit for bit.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <limits>
 #include <map>
 
@@ -106,7 +108,10 @@ void run_unsampled_write(bool unseen, std::int64_t n = 6000) {
   sampled.recon_stride = stride;
   const LoopReport report = parallel_for(x, body, sampled);
   EXPECT_TRUE(report.verified);
-  if (unseen || rt().size() * rt().threads() > 1) {
+  // Checked mode checks every access of the first run against the sample's fits, on
+  // one worker too.
+  const bool checked = std::getenv("STRATA_CHECKED") != nullptr;
+  if (unseen || rt().size() * rt().threads() > 1 || checked) {
     EXPECT_EQ(report.recon_stride, 1) << report.explain();
     EXPECT_NE(report.speculation_failure.find(unseen ? "z[" : "y["), std::string::npos) << report.speculation_failure;
     EXPECT_EQ(report.strategy, analysis::Strategy::groups) << report.explain();
@@ -201,6 +206,11 @@ TEST(Speculation, AWorkersOwnRowsPassInPlaceReadOnlyDataDoesNot) {
     if (write_read_only) {
       EXPECT_EQ(report.recon_stride, 1) << report.explain();
       EXPECT_NE(report.speculation_failure.find("c["), std::string::npos) << report.speculation_failure;
+    } else if (std::getenv("STRATA_CHECKED")) {
+      // Checked mode checks every access against the sample's fits: y[odd - 1] at the
+      // unsampled iteration does not fit, and the loop is planned from a full pass.
+      EXPECT_EQ(report.recon_stride, 1) << report.explain();
+      EXPECT_NE(report.speculation_failure.find("does not fit"), std::string::npos) << report.speculation_failure;
     } else {
       EXPECT_EQ(report.recon_stride, stride) << report.explain();
       EXPECT_TRUE(report.speculation_failure.empty()) << report.speculation_failure;
