@@ -39,15 +39,18 @@ std::uint64_t local_fingerprint(const SpaceView& space) {
   return fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * space.elem_size});
 }
 
-// Collective: sends each iteration of this rank's part of the real space to the rank
-// hosting it (h.host_of), with its element (and its thread, where `thread` is given),
-// and returns the parts that arrived, in rank order.
+// The iterations that arrived at their host, each rank's part in its order, from rank
+// 0's up: their elements, and at planning their keys (dims each) and threads.
 struct Arrived {
   std::vector<std::int64_t> keys;
   std::vector<std::byte> values;
   std::vector<std::int32_t> threads;
   std::vector<std::size_t> part_sizes;  ///< iterations from each rank (with keys only)
 };
+
+// Collective: sends each iteration of this rank's part of the real space to the rank
+// hosting it (h.host_of), with its element (and its key and thread, where `thread`
+// is given: at planning).
 Arrived send_to_hosts(const HostedSpace& h, const SpaceView& space, const std::vector<std::int32_t>* thread) {
   STRATA_CHECK(static_cast<std::int64_t>(h.host_of.size()) == space.local_nnz,
                "a spread plan's space changed its number of iterations without a new plan");
@@ -105,7 +108,8 @@ std::vector<std::int32_t> host_first(HostedSpace& h, const SpaceView& space, con
   for (const std::size_t size : a.part_sizes) cut.push_back(cut.back() + size);
   const auto at = [&](std::size_t c) { return h.arrival.begin() + static_cast<std::ptrdiff_t>(cut[c]); };
   bool parts_sorted = true;
-  for (std::size_t p = 0; p + 1 < cut.size() && parts_sorted; ++p) parts_sorted = std::is_sorted(at(p), at(p + 1), before);
+  for (std::size_t p = 0; p + 1 < cut.size() && parts_sorted; ++p)
+    parts_sorted = std::is_sorted(at(p), at(p + 1), before);
   if (!parts_sorted) std::sort(h.arrival.begin(), h.arrival.end(), before);
   for (std::size_t width = 1; parts_sorted && width + 1 < cut.size(); width *= 2)
     for (std::size_t p = 0; p + width + 1 < cut.size(); p += 2 * width)
