@@ -9,15 +9,11 @@
 // on its own cache lines, appended to by its thread only.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <memory>
 #include <span>
-#include <vector>
 
-#include "strata/detail/free_now.hpp"
-#include "strata/error.hpp"
+#include "runtime/chunked_log.hpp"
 
 namespace strata::loop {
 
@@ -25,48 +21,26 @@ class alignas(64) WriteLog {
  public:
   /// Saves `old` as the value of the unit at `place` (OwnershipTable numbering).
   void save(std::size_t place, std::span<const std::byte> old) {
-    const std::size_t need = sizeof place + old.size();
-    if (chunks_.empty() || chunks_.back().used + need > chunks_.back().capacity) {
-      const std::size_t capacity = std::max(kChunkBytes, need);
-      chunks_.push_back({std::make_unique_for_overwrite<std::byte[]>(capacity), 0, capacity});
-    }
-    Chunk& c = chunks_.back();
-    std::memcpy(c.data.get() + c.used, &place, sizeof place);
-    if (!old.empty()) std::memcpy(c.data.get() + c.used + sizeof place, old.data(), old.size());
-    c.used += need;
+    std::byte* at = log_.add(place, old.size());
+    if (!old.empty()) std::memcpy(at, old.data(), old.size());
     bytes_ += old.size();
   }
   /// Calls f(place, old bytes) for every saved unit, in saving order; f returns the
   /// unit's size in bytes, as it was saved (the log keeps no sizes).
   template <class F>
   void for_each(F&& f) const {
-    for (const Chunk& c : chunks_)
-      for (std::size_t at = 0; at < c.used;) {
-        std::size_t place;
-        std::memcpy(&place, c.data.get() + at, sizeof place);
-        at += sizeof place;
-        at += f(place, c.data.get() + at);
-        STRATA_CHECK(at <= c.used, "a write log read back with other unit sizes than it was saved with");
-      }
+    log_.for_each([&](std::uint64_t place, const std::byte* old) { return f(static_cast<std::size_t>(place), old); });
   }
   /// The bytes of the saved units (not counting their places).
   std::size_t bytes() const { return bytes_; }
   /// Forgets everything and gives the memory back (a log lives for one run).
   void clear() {
-    strata::detail::free_now(chunks_);
+    log_.clear();
     bytes_ = 0;
   }
 
  private:
-  // Entries (the place, then the unit's bytes) go into chunks allocated as the log
-  // grows, never moved: a log holding N bytes peaks near N, where a vector doubling its
-  // capacity would hold up to 3N while it copied.
-  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
-  struct Chunk {
-    std::unique_ptr<std::byte[]> data;
-    std::size_t used = 0, capacity = 0;
-  };
-  std::vector<Chunk> chunks_;
+  strata::detail::ChunkedLog log_;  ///< per unit its place, then its old bytes
   std::size_t bytes_ = 0;
 };
 

@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <vector>
 
+#include "runtime/chunked_log.hpp"
 #include "strata/detail/pack.hpp"
 
 namespace strata::ps {
@@ -33,37 +35,23 @@ class ReadLog {
  public:
   /// Room for the `bytes` of unit `unit` as read, for the caller to fill; it stays put.
   std::byte* add(std::int64_t unit, std::size_t bytes) {
-    const std::size_t need = sizeof unit + bytes;
-    if (chunks_.empty() || chunks_.back().used + need > chunks_.back().capacity) {
-      const std::size_t capacity = std::max(kChunk, need);
-      chunks_.push_back({std::make_unique<std::byte[]>(capacity), 0, capacity});
-    }
-    Chunk& c = chunks_.back();
-    std::byte* at = c.data.get() + c.used;
-    std::memcpy(at, &unit, sizeof unit);
-    c.used += need;
     ++reads_;
-    return at + sizeof unit;
+    return log_.add(static_cast<std::uint64_t>(unit), bytes);
   }
   /// Appends the count and the entries to `out`, then pads it to a multiple of 8.
   void append_to(Bytes& out) const {
     detail::append<std::int64_t>(out, reads_);
-    for (const auto& c : chunks_) out.insert(out.end(), c.data.get(), c.data.get() + c.used);
+    log_.for_each_chunk([&](std::span<const std::byte> entries) { out.insert(out.end(), entries.begin(), entries.end()); });
     pad(out);
   }
   static void pad(Bytes& out) { out.resize((out.size() + 7) / 8 * 8); }
   void clear() {
-    chunks_.clear();
+    log_.clear();
     reads_ = 0;
   }
 
  private:
-  static constexpr std::size_t kChunk = std::size_t{1} << 20;
-  struct Chunk {
-    std::unique_ptr<std::byte[]> data;
-    std::size_t used = 0, capacity = 0;
-  };
-  std::vector<Chunk> chunks_;
+  detail::ChunkedLog log_;  ///< per read the unit (int64), then its bytes as read
   std::int64_t reads_ = 0;
 };
 
