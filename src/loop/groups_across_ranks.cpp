@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 
 #include <fmt/format.h>
 
+#include "analysis/disjoint_sets.hpp"
 #include "loop/touch_set.hpp"
 #include "strata/detail/collective_error.hpp"
 #include "strata/detail/free_now.hpp"
@@ -14,36 +14,6 @@
 #include "strata/random.hpp"
 
 namespace strata::loop::detail {
-namespace {
-
-// Union-find over components, with path halving; the root is a set's lowest component,
-// so the result does not depend on the order of the joins.
-class ComponentSets {
- public:
-  explicit ComponentSets(std::size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
-  std::int64_t find(std::int64_t x) {
-    while (parent_[static_cast<std::size_t>(x)] != x) {
-      auto& p = parent_[static_cast<std::size_t>(x)];
-      p = parent_[static_cast<std::size_t>(p)];
-      x = p;
-    }
-    return x;
-  }
-  /// Joins the sets of a and b; false when they were one already.
-  bool unite(std::int64_t a, std::int64_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b) return false;
-    parent_[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
-    return true;
-  }
-
- private:
-  std::vector<std::int64_t> parent_;
-};
-
-}  // namespace
-
 GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iterations,
                                                std::span<const analysis::ElementAccess> accesses) {
   const int P = comm.size();
@@ -87,9 +57,9 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
   std::sort(seen.begin(), seen.end());
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
   const auto index_of = [&](std::uint64_t c) {
-    return static_cast<std::int64_t>(std::lower_bound(seen.begin(), seen.end(), c) - seen.begin());
+    return static_cast<std::int32_t>(std::lower_bound(seen.begin(), seen.end(), c) - seen.begin());
   };
-  ComponentSets refereed(seen.size());
+  analysis::DisjointSets refereed(static_cast<std::int32_t>(seen.size()));
   std::vector<std::int64_t> joins;  // pairs of components to join
   for (std::size_t k = 0; k < touches.size();) {
     std::size_t end = k;
@@ -98,7 +68,9 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
       written = written || touches[end].flag();
     if (written)
       for (std::size_t j = k + 1; j < end; ++j)
-        if (refereed.unite(index_of(touches[k].owner()), index_of(touches[j].owner()))) {
+        if (const std::int32_t a = index_of(touches[k].owner()), b = index_of(touches[j].owner());
+            refereed.find(a) != refereed.find(b)) {
+          refereed.unite(a, b);
           joins.push_back(static_cast<std::int64_t>(touches[k].owner()));
           joins.push_back(static_cast<std::int64_t>(touches[j].owner()));
         }
@@ -110,22 +82,23 @@ GroupsAcrossRanks conflict_groups_across_ranks(Comm& comm, std::int64_t iteratio
   // 3. Every rank joins the components alike and numbers the groups by their first.
   joins = comm.allgather_vector(std::move(joins));
   const std::vector<std::int64_t> sizes = comm.allgather_vector(std::move(local.group_size));
-  ComponentSets sets(static_cast<std::size_t>(components));
-  for (std::size_t k = 0; k + 1 < joins.size(); k += 2) (void)sets.unite(joins[k], joins[k + 1]);
+  const auto C = static_cast<std::int32_t>(components);
+  analysis::DisjointSets sets(C);
+  for (std::size_t k = 0; k + 1 < joins.size(); k += 2)
+    sets.unite(static_cast<std::int32_t>(joins[k]), static_cast<std::int32_t>(joins[k + 1]));
   strata::detail::free_now(joins);
+  // Groups numbered in order of their first component, as conflict_groups numbers them
+  // by their first iteration, whatever the order of the joins.
   GroupsAcrossRanks out;
-  std::vector<std::int32_t> group_of_component(static_cast<std::size_t>(components));
-  for (std::int64_t c = 0; c < components; ++c) {
-    const std::int64_t root = sets.find(c);
-    std::int32_t g;
-    if (root == c) {  // the group's first component
-      g = static_cast<std::int32_t>(out.group_size.size());
+  std::vector<std::int32_t> group_of_component(static_cast<std::size_t>(C)), id_of_root(static_cast<std::size_t>(C), -1);
+  for (std::int32_t c = 0; c < C; ++c) {
+    std::int32_t& id = id_of_root[static_cast<std::size_t>(sets.find(c))];
+    if (id < 0) {
+      id = static_cast<std::int32_t>(out.group_size.size());
       out.group_size.push_back(0);
-    } else {
-      g = group_of_component[static_cast<std::size_t>(root)];
     }
-    group_of_component[static_cast<std::size_t>(c)] = g;
-    out.group_size[static_cast<std::size_t>(g)] += sizes[static_cast<std::size_t>(c)];
+    group_of_component[static_cast<std::size_t>(c)] = id;
+    out.group_size[static_cast<std::size_t>(id)] += sizes[static_cast<std::size_t>(c)];
   }
   out.group_of.resize(local.group_of.size());
   for (std::size_t i = 0; i < local.group_of.size(); ++i)

@@ -37,7 +37,6 @@ class TouchSet {
     }
     t.owner_and_flag |= flag ? 1u : 0u;
   }
-  std::size_t size() const { return size_; }
   /// Calls f(touch) for every touch held, in no particular order.
   template <class F>
   void for_each(F&& f) const {

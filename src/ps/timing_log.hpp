@@ -15,11 +15,8 @@
 // (The padding keeps every part 8-byte aligned, so a replay reads values in place.)
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <memory>
 #include <span>
 #include <vector>
 
@@ -41,7 +38,8 @@ class ReadLog {
   /// Appends the count and the entries to `out`, then pads it to a multiple of 8.
   void append_to(Bytes& out) const {
     detail::append<std::int64_t>(out, reads_);
-    log_.for_each_chunk([&](std::span<const std::byte> entries) { out.insert(out.end(), entries.begin(), entries.end()); });
+    log_.for_each_chunk(
+        [&](std::span<const std::byte> entries) { out.insert(out.end(), entries.begin(), entries.end()); });
     pad(out);
   }
   static void pad(Bytes& out) { out.resize((out.size() + 7) / 8 * 8); }
