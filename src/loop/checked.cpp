@@ -47,10 +47,11 @@ std::string shown(const strata::detail::ArrayBase& array, std::span<const std::i
 
 void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const std::source_location& where,
                                  std::span<const std::int64_t> index, bool whole_last, bool site_known) const {
-  throw SpeculationFailed(fmt::format(
-      "access {} at {} in iteration ({}) {}", shown(array, index, whole_last), strata::detail::site_label(where),
-      fmt::join(iteration_, ", "),
-      site_known ? "does not fit the subscripts the sampled reconnaissance found" : "comes from a site it never saw"));
+  const char* source = probe_ ? "the cached plan's reconnaissance" : "the sampled reconnaissance";
+  throw SpeculationFailed(fmt::format("access {} at {} in iteration ({}) {}", shown(array, index, whole_last),
+                                      strata::detail::site_label(where), fmt::join(iteration_, ", "),
+                                      site_known ? fmt::format("does not fit the subscripts {} found", source)
+                                                 : fmt::format("comes from a site {} never saw", source)));
 }
 
 void claim_refused(const OwnershipTable& table, const strata::detail::ArrayBase& array,

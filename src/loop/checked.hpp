@@ -65,6 +65,10 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   void watch(OwnershipTable* table, int worker) { owners_ = table, worker_ = worker; }
   /// Split groups: a claim refused on a lockable unit tries its lock in `locks` (null: none).
   void lock_with(SplitLocks* locks) { locks_ = locks; }
+  /// Probing whether a cached plan fits a new call (loop/plan_probe.hpp): subscripts of
+  /// Buffer writes may differ from the plan's (they conflict with nothing), and a
+  /// failure names the plan, not a sample, as what the access does not fit.
+  void as_probe() { probe_ = true; }
 
   // Kept small: during a speculative run it is called for every access, so all
   // message building is out of line.
@@ -73,7 +77,8 @@ class CheckedObserver final : public strata::detail::AccessObserver {
                   std::size_t /*bytes*/) override {
     const KnownSite* planned = planned_site(array, where, mode);
     if (check_fits_ && (!planned || !fits(*planned, index, whole_last))) [[unlikely]]
-      fit_failed(array, where, index, whole_last, planned != nullptr);
+      if (!planned || !probe_ || mode != strata::detail::AccessMode::buffered)
+        fit_failed(array, where, index, whole_last, planned != nullptr);
     if (owners_ && mode != strata::detail::AccessMode::buffered &&
         !owners_->claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
       if (!locks_ || !locks_->lock_extra(array, index, whole_last))
@@ -136,6 +141,7 @@ class CheckedObserver final : public strata::detail::AccessObserver {
 
   const Plan& plan_;
   bool check_bounds_, check_fits_;
+  bool probe_ = false;
   std::vector<KnownSite> known_;
   std::size_t last_ = 0;
   std::span<const std::int64_t> iteration_;

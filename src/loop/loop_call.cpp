@@ -9,6 +9,7 @@
 
 #include "loop/loop_internal.hpp"
 #include "loop/ownership.hpp"
+#include "loop/plan_probe.hpp"
 #include "loop/relaxed_run.hpp"
 #include "loop/split_groups.hpp"
 #include "loop/spread.hpp"
@@ -19,18 +20,35 @@
 
 namespace strata::loop::detail {
 
+// The plan for this call: the most recently used cached plan of its key that is not
+// stale and fits the call (loop/plan_probe.hpp), else a new one. Every rank decides
+// alike: staleness is the same everywhere, and the probes' outcomes are agreed on.
 std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                                   const std::source_location& where) {
   Runtime& rt = *space.rt;
   const std::string key = loop_key(where, space.array->array_id(), body, options);
   auto& cache = PlanCache::instance();
-  if (auto p = cache.find(key)) {
+  std::string misfit;
+  for (const std::shared_ptr<Plan>& p : cache.find(key)) {
     const std::string stale = why_plan_is_stale(*p, rt, space.array->structure_version());
-    if (stale.empty()) return p;
-    rt.debug("loop at {}: planning again, as {}", p->loop_site, stale);
+    if (!stale.empty()) {
+      rt.debug("loop at {}: planning again, as {}", p->loop_site, stale);
+      cache.forget(key, p.get());
+      continue;
+    }
+    const std::string local = probe_plan(space, body, *p, p->probes++);
+    const bool fits = rt.size() == 1 ? local.empty()
+                                     : rt.comm().allreduce(std::int64_t{local.empty() ? 0 : 1}, ReduceOp::max) == 0;
+    if (fits) {
+      cache.touch(key, p.get());
+      return p;
+    }
+    misfit = local.empty() ? "an access on another rank does not fit it" : local;
+    rt.debug("loop at {}: the plan cached for this call site does not fit this call ({})", p->loop_site, misfit);
   }
   const int stride = recon_stride_for(space.nnz, options);
   std::shared_ptr<Plan> plan = build_plan(space, body, options, where, stride);
+  plan->probe_failure = std::move(misfit);
   cache.store(key, plan);
   return plan;
 }
@@ -67,20 +85,23 @@ std::shared_ptr<Plan> run_unchecked(const SpaceView& space, const LoopBody& body
   return plan;
 }
 
+// A plan from a full pass in the place of `replaced`, the cached plan the call found
+// wrong; `previous` (when given) sizes the pass.
 std::shared_ptr<Plan> replan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
-                             const std::source_location& where, const LoopOptions& key_options,
+                             const std::source_location& where, const LoopOptions& key_options, const Plan* replaced,
                              const Plan* previous = nullptr) {
   std::shared_ptr<Plan> plan = build_plan(space, body, options, where, 1, previous);
-  PlanCache::instance().store(loop_key(where, space.array->array_id(), body, key_options), plan);
+  PlanCache::instance().store(loop_key(where, space.array->array_id(), body, key_options), plan, replaced);
   return plan;
 }
 
-// Runs the loop serially from now on, for `why` (explain shows it).
+// Runs the loop serially from now on, in the place of `replaced`, for `why` (explain
+// shows it).
 std::shared_ptr<Plan> run_serially(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
-                                   const std::source_location& where, std::string why) {
+                                   const std::source_location& where, const Plan* replaced, std::string why) {
   LoopOptions serial = options;
   serial.strategy = analysis::Strategy::serial;
-  std::shared_ptr<Plan> plan = replan(space, body, serial, where, options);
+  std::shared_ptr<Plan> plan = replan(space, body, serial, where, options, replaced);
   plan->serial_reason = std::move(why);
   return run_unchecked(space, body, std::move(plan), serial);
 }
@@ -95,7 +116,7 @@ std::shared_ptr<Plan> run_serially(const SpaceView& space, const LoopBody& body,
 std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                                       const std::source_location& where, std::shared_ptr<Plan> plan) {
   Runtime& rt = *space.rt;
-  if (!plan->go_serial.empty()) return run_serially(space, body, options, where, plan->go_serial);
+  if (!plan->go_serial.empty()) return run_serially(space, body, options, where, plan.get(), plan->go_serial);
   const auto call_start = std::chrono::steady_clock::now();
   for (int attempt = 0;; ++attempt) {
     // The table undoes what it logs of a refused run itself (run_plan).
@@ -122,7 +143,7 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
     if (attempt == 0) {
       rt.debug("loop at {}: its conflict groups no longer hold ({}); planning again", plan->loop_site, failure);
       const int changed = plan->changed_calls + 1;
-      plan = replan(space, body, options, where, options, plan.get());
+      plan = replan(space, body, options, where, options, plan.get(), plan.get());
       plan->revalidation_failure = std::move(failure);
       plan->changed_calls = changed;
       if (plan->ownership) continue;
@@ -137,7 +158,7 @@ std::shared_ptr<Plan> run_revalidated(const SpaceView& space, const LoopBody& bo
     if (rt.rank() == 0)
       rt.log("loop at {}: the accesses of its run differ from those its reconnaissance pass recorded just before "
              "({}); it runs serially from now on", plan->loop_site, failure);
-    return run_serially(space, body, options, where,
+    return run_serially(space, body, options, where, plan.get(),
                         fmt::format("its run touched other elements than its reconnaissance pass had just before ({})",
                                     failure));
   }
@@ -201,7 +222,7 @@ std::shared_ptr<Plan> run_loop_call(const SpaceView& space, const LoopBody& body
     before.restore();
     rt.debug("loop at {}: the plan from a sampled reconnaissance does not hold ({}); planning again from a full "
              "pass", plan->loop_site, failure);
-    plan = replan(space, body, options, where, options);
+    plan = replan(space, body, options, where, options, plan.get());
     plan->speculation_failure = std::move(failure);
   }
   if (plan->split_groups > 0 && call_hooks(rt).replaying())

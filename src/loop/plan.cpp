@@ -68,15 +68,30 @@ PlanCache& PlanCache::instance() {
   return cache;
 }
 
-std::shared_ptr<Plan> PlanCache::find(const std::string& key) {
+std::vector<std::shared_ptr<Plan>> PlanCache::find(const std::string& key) const {
   auto it = plans_.find(key);
-  return it == plans_.end() ? nullptr : it->second;
+  return it == plans_.end() ? std::vector<std::shared_ptr<Plan>>{} : it->second;
 }
 
-Plan& PlanCache::store(const std::string& key, std::shared_ptr<Plan> plan) {
-  auto& slot = plans_[key];
-  slot = std::move(plan);
-  return *slot;
+Plan& PlanCache::store(const std::string& key, std::shared_ptr<Plan> plan, const Plan* replaced) {
+  auto& plans = plans_[key];
+  Plan& stored = *plan;
+  forget(key, replaced);
+  plans.insert(plans.begin(), std::move(plan));
+  if (plans.size() > kPlansPerKey) plans.resize(kPlansPerKey);
+  return stored;
+}
+
+void PlanCache::touch(const std::string& key, const Plan* plan) {
+  auto& plans = plans_[key];
+  auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.get() == plan; });
+  if (it != plans.end()) std::rotate(plans.begin(), it, it + 1);
+}
+
+void PlanCache::forget(const std::string& key, const Plan* plan) {
+  if (!plan) return;
+  auto& plans = plans_[key];
+  std::erase_if(plans, [&](const auto& p) { return p.get() == plan; });
 }
 
 std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local) {
@@ -245,6 +260,9 @@ std::string validity(const Plan& p) {
     out += "  validity: one thread runs the groups, so no recorded access is relied on\n";
   else if (p.irregular && p.choice.strategy != Strategy::serial)
     out += "  validity: the irregular subscripts reach only arrays the loop does not write in place\n";
+  if (!p.probe_failure.empty())
+    out += fmt::format("  planned for this call: the plan cached for its call site did not fit it ({})\n",
+                       p.probe_failure);
   if (!p.revalidation_failure.empty())
     out += fmt::format("  planned again: the previous plan's conflict groups no longer held ({})\n",
                        p.revalidation_failure);

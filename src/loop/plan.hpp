@@ -166,6 +166,11 @@ struct Plan {
   /// the plan this one replaced) was refused (explain).
   std::int64_t revalidated_runs = 0;
   std::string revalidation_failure;
+  /// Why the plans cached for this loop's key did not serve the call that built this
+  /// one (loop/plan_probe.hpp); empty when none was cached or they were stale.
+  std::string probe_failure;
+  /// Calls that probed this plan before it ran again: chooses the probe's iterations.
+  std::uint64_t probes = 0;
   /// Why the loop runs serially though its analysis found conflict groups ("" when
   /// it does not): its run touched other elements than its reconnaissance pass had
   /// just before, or its groups changed at every call and planning them again cost
@@ -200,17 +205,31 @@ bool checked_by_environment();
 /// A 64-bit fingerprint (XXH3) of a byte range: tells whether copied values are stale.
 std::uint64_t fingerprint(std::span<const std::byte> bytes);
 
-/// Per-process cache of plans keyed by loop site.
+/// Per-process cache of plans keyed by loop site (loop_key). A key may hold several
+/// plans: one closure type called from one line with other arrays or subscripts needs
+/// a plan for each (loop/plan_probe.hpp says which fits a call). Reports of a plan's
+/// calls share it.
 class PlanCache {
  public:
+  /// Plans kept for one key: a helper alternating over a few arrays keeps a plan for
+  /// each; a loop whose constant subscript changes at every call holds no more than this.
+  static constexpr std::size_t kPlansPerKey = 4;
+
   static PlanCache& instance();
-  /// The plan cached for `key`, or null. Reports of its calls share it.
-  std::shared_ptr<Plan> find(const std::string& key);
-  Plan& store(const std::string& key, std::shared_ptr<Plan> plan);
+  /// The plans cached for `key`, the most recently used first.
+  std::vector<std::shared_ptr<Plan>> find(const std::string& key) const;
+  /// Caches `plan` for `key` as the most recently used, in the place of `replaced`
+  /// (a plan the call found wrong) when given; the least recently used beyond
+  /// kPlansPerKey is let go.
+  Plan& store(const std::string& key, std::shared_ptr<Plan> plan, const Plan* replaced = nullptr);
+  /// Marks `plan` the most recently used of `key`.
+  void touch(const std::string& key, const Plan* plan);
+  /// Lets `plan` go (a stale plan: its arrays or space changed).
+  void forget(const std::string& key, const Plan* plan);
   void clear() { plans_.clear(); }
 
  private:
-  std::map<std::string, std::shared_ptr<Plan>> plans_;
+  std::map<std::string, std::vector<std::shared_ptr<Plan>>> plans_;
 };
 
 /// Merges the reconnaissance records of all ranks (collective) into site summaries.

@@ -1,7 +1,6 @@
 #include "loop/recorder.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -63,39 +62,6 @@ SiteRecord& Recorder::find_site(strata::detail::ArrayBase& array, const std::sou
   return sites_.back();
 }
 
-[[gnu::always_inline]] inline void* Recorder::scratch_for(void* real, std::size_t bytes, strata::detail::AccessMode mode) {
-  const auto* p = static_cast<const std::byte*>(real);
-  // An element or row this iteration already copied (or one containing it): hand out
-  // the copy, so the iteration sees its own writes.
-  if (p)
-    for (std::size_t k = 0; k < used_; ++k) {
-      const Slot& s = slots_[k];
-      if (s.real && p >= s.real && p + bytes <= s.real + s.bytes) return s.buf.get() + (p - s.real);
-    }
-  // Reads of local elements see the real memory; writes get a copy, and elements of
-  // other ranks read as zeros.
-  if (mode == strata::detail::AccessMode::read) return p ? nullptr : const_cast<std::byte*>(zeros(bytes));
-  if (used_ == slots_.size()) slots_.emplace_back();
-  Slot& s = slots_[used_++];
-  if (s.capacity < bytes) {
-    s.buf = std::make_unique<std::byte[]>(bytes);
-    s.capacity = bytes;
-  }
-  s.real = p;
-  s.bytes = bytes;
-  if (p) std::memcpy(s.buf.get(), p, bytes);
-  else std::memset(s.buf.get(), 0, bytes);
-  return s.buf.get();
-}
-
-const std::byte* Recorder::zeros(std::size_t bytes) {
-  if (bytes > zeros_bytes_) {
-    zeros_bytes_ = std::max(bytes, 2 * zeros_bytes_);
-    zeros_.push_back(std::make_unique<std::byte[]>(zeros_bytes_));  // value-initialised: zeros
-  }
-  return zeros_.back().get();
-}
-
 void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
                           std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) {
   SiteRecord& s = site_for(array, where, mode);
@@ -120,7 +86,7 @@ void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_lo
                                                                      : units_of_->unit_of(array, index, whole_last));
   }
   if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
-  return scratch_for(real, bytes, mode);
+  return scratch_.for_access(real, bytes, mode);
 }
 
 analysis::Subscript combine(const analysis::Subscript& a, const analysis::Subscript& b) {

@@ -20,6 +20,7 @@
 #include "strata/analysis/dependence.hpp"
 #include "strata/analysis/subscript.hpp"
 #include "strata/detail/array_base.hpp"
+#include "loop/iteration_scratch.hpp"
 #include "loop/relaxed_base.hpp"
 
 namespace strata::loop {
@@ -60,7 +61,7 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   void begin_iteration(std::span<const std::int64_t> index, std::int64_t ordinal) {
     iteration_ = index;
     ordinal_ = ordinal;
-    used_ = 0;
+    scratch_.begin_iteration();
   }
 
   void* on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
@@ -93,18 +94,9 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   }
 
  private:
-  // Scratch memory handed out during the current iteration.
-  struct Slot {
-    const std::byte* real = nullptr;  // the element or row it copies (nullptr: not local)
-    std::size_t bytes = 0;
-    std::unique_ptr<std::byte[]> buf;
-    std::size_t capacity = 0;
-  };
   SiteRecord& site_for(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode);
   [[gnu::noinline]] SiteRecord& find_site(strata::detail::ArrayBase& array, const std::source_location& where,
                                           strata::detail::AccessMode mode);
-  void* scratch_for(void* real, std::size_t bytes, strata::detail::AccessMode mode);
-  const std::byte* zeros(std::size_t bytes);
 
   int iter_dims_;
   bool record_elements_;
@@ -112,13 +104,7 @@ class alignas(64) Recorder final : public strata::detail::AccessObserver {
   std::int64_t ordinal_ = 0;
   std::vector<SiteRecord> sites_;
   std::size_t last_site_ = 0;
-  std::vector<Slot> slots_;
-  std::size_t used_ = 0;  // slots_ in use by the current iteration
-  // What reads of other ranks' elements see: zeros, shared by every such read (a
-  // slot each made an iteration's accesses quadratic in its remote reads). Grown by
-  // a new buffer, never reallocated: pointers handed out stay valid.
-  std::vector<std::unique_ptr<std::byte[]>> zeros_;
-  std::size_t zeros_bytes_ = 0;
+  IterationScratch scratch_;
   std::vector<analysis::ElementAccess> elements_;
   const OwnershipTable* units_of_ = nullptr;
   std::vector<std::uint64_t> units_;

@@ -45,6 +45,7 @@ LoopReport ReportAccess::make(std::shared_ptr<const Plan> plan) {
     r.speculation_failure = p.speculation_failure;
     r.revalidated = p.ownership != nullptr;
     r.revalidation_failure = p.revalidation_failure;
+    r.probe_failure = p.probe_failure;
     r.serial_reason = p.serial_reason;
     r.recon_seconds = p.recon_seconds;
     r.plan_seconds = p.plan_seconds;

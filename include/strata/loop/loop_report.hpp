@@ -78,6 +78,11 @@ class LoopReport {
   /// Why the previous plan's groups no longer held when this plan replaced it ("" when
   /// it replaced none for that reason).
   std::string revalidation_failure;
+  /// Why the plans cached for this call site did not serve the call that built this
+  /// plan: a probe of a few of its iterations met an access they do not cover (another
+  /// array, subscript or site; docs/loops.md, "Which plan a call runs by"). "" when
+  /// no plan was cached or the cached ones were stale.
+  std::string probe_failure;
   /// Why the loop runs serially though its analysis found conflict groups: its run
   /// touched other elements than its reconnaissance pass had just before, or its
   /// groups changed at every call and planning them again cost more than a serial
