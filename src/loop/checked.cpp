@@ -29,12 +29,22 @@ const CheckedObserver::KnownSite* CheckedObserver::find_site(const strata::detai
                                                             : DimCheck::never;
       c.iter_dim = static_cast<std::uint8_t>(std::max(f.iter_dim, 0));
       c.offset = f.offset;
+      if (probe_ && any_subscript_in_probe(s.array_id, mode)) c.kind = DimCheck::any;
     }
     known_.push_back(k);
     last_ = known_.size() - 1;
     return &known_.back();
   }
   return nullptr;
+}
+
+bool CheckedObserver::any_subscript_in_probe(std::uint64_t array_id, strata::detail::AccessMode mode) const {
+  if (mode == strata::detail::AccessMode::buffered) return true;
+  if (mode != strata::detail::AccessMode::read) return false;
+  for (const auto& r : plan_.roles)
+    if (r.array_id == array_id)
+      return !r.written && (r.placement == Placement::local || r.placement == Placement::replicated);
+  return false;
 }
 
 // "W[3, :]": how messages show an access.

@@ -65,9 +65,11 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   void watch(OwnershipTable* table, int worker) { owners_ = table, worker_ = worker; }
   /// Split groups: a claim refused on a lockable unit tries its lock in `locks` (null: none).
   void lock_with(SplitLocks* locks) { locks_ = locks; }
-  /// Probing whether a cached plan fits a new call (loop/plan_probe.hpp): subscripts of
-  /// Buffer writes may differ from the plan's (they conflict with nothing), and a
-  /// failure names the plan, not a sample, as what the access does not fit.
+  /// Probing whether a cached plan fits a new call (loop/plan_probe.hpp). Subscripts
+  /// may differ from the plan's where nothing rests on them: Buffer writes (deltas
+  /// conflict with nothing) and reads of arrays the loop only reads that every
+  /// worker holds whole (placed local or replicated). A failure names the plan, not a
+  /// sample, as what the access does not fit.
   void as_probe() { probe_ = true; }
 
   // Kept small: during a speculative run it is called for every access, so all
@@ -77,8 +79,7 @@ class CheckedObserver final : public strata::detail::AccessObserver {
                   std::size_t /*bytes*/) override {
     const KnownSite* planned = planned_site(array, where, mode);
     if (check_fits_ && (!planned || !fits(*planned, index, whole_last))) [[unlikely]]
-      if (!planned || !probe_ || mode != strata::detail::AccessMode::buffered)
-        fit_failed(array, where, index, whole_last, planned != nullptr);
+      fit_failed(array, where, index, whole_last, planned != nullptr);
     if (owners_ && mode != strata::detail::AccessMode::buffered &&
         !owners_->claim(array, index, whole_last, mode != strata::detail::AccessMode::read, worker_)) [[unlikely]]
       if (!locks_ || !locks_->lock_extra(array, index, whole_last))
@@ -119,6 +120,8 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   }
   const KnownSite* find_site(const strata::detail::ArrayBase& array, const std::source_location& where,
                              strata::detail::AccessMode mode);
+  // Probing: whether the site's subscripts may be anything (as_probe).
+  bool any_subscript_in_probe(std::uint64_t array_id, strata::detail::AccessMode mode) const;
   // Whether the access matches the subscripts the plan was built from.
   bool fits(const KnownSite& site, std::span<const std::int64_t> index, bool whole_last) const {
     if (index.size() != site.dims) return false;

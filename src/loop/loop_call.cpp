@@ -22,7 +22,7 @@ namespace strata::loop::detail {
 
 // The plan for this call: the most recently used cached plan of its key that is not
 // stale and fits the call (loop/plan_probe.hpp), else a new one. Every rank decides
-// alike: staleness is the same everywhere, and the probes' outcomes are agreed on.
+// alike: staleness is the same everywhere, and probes are collective.
 std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, const LoopOptions& options,
                                   const std::source_location& where) {
   Runtime& rt = *space.rt;
@@ -36,17 +36,18 @@ std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, 
       cache.forget(key, p.get());
       continue;
     }
-    const std::string local = probe_plan(space, body, *p, p->probes++);
-    const bool fits = rt.size() == 1 ? local.empty()
-                                     : rt.comm().allreduce(std::int64_t{local.empty() ? 0 : 1}, ReduceOp::max) == 0;
-    if (fits) {
+    std::string why = probe_plan(space, body, *p, p->probes++);
+    if (why.empty()) {
       cache.touch(key, p.get());
       return p;
     }
-    misfit = local.empty() ? "an access on another rank does not fit it" : local;
-    rt.debug("loop at {}: the plan cached for this call site does not fit this call ({})", p->loop_site, misfit);
+    rt.debug("loop at {}: the plan cached for this call site does not fit this call ({})", p->loop_site, why);
+    misfit = std::move(why);
   }
-  const int stride = recon_stride_for(space.nnz, options);
+  // After a misfit the loop is planned from every iteration: a plan from a sample may
+  // lack what the probe just met (a site few iterations reach), and its successor
+  // would miss it again.
+  const int stride = misfit.empty() ? recon_stride_for(space.nnz, options) : 1;
   std::shared_ptr<Plan> plan = build_plan(space, body, options, where, stride);
   plan->probe_failure = std::move(misfit);
   cache.store(key, plan);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,9 +38,8 @@ class ProbeObserver final : public strata::detail::AccessObserver {
   IterationScratch scratch_;
 };
 
-}  // namespace
-
-std::string probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
+// This rank's part of probe_plan: why one of its accesses does not fit, or "".
+std::string probe_here(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
   const std::int64_t n = space.local_nnz;
   if (n == 0) return {};
   const std::int64_t count = std::min(kProbedIterations, n);
@@ -66,6 +67,20 @@ std::string probe_plan(const SpaceView& space, const LoopBody& body, const Plan&
     return "the body threw while probed";
   }
   return {};
+}
+
+}  // namespace
+
+std::string probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
+  Runtime& rt = *space.rt;
+  std::string why = probe_here(space, body, plan, call);
+  if (rt.size() == 1) return why;
+  const std::int64_t first = rt.comm().allreduce(std::int64_t{why.empty() ? rt.size() : rt.rank()}, ReduceOp::min);
+  if (first == rt.size()) return {};
+  // Every rank reports the same reason (explain and LoopReport::probe_failure).
+  std::vector<char> text(why.begin(), why.end());
+  rt.comm().broadcast_vector(text, static_cast<int>(first));
+  return fmt::format("rank {}: {}", first, std::string_view(text.data(), text.size()));
 }
 
 }  // namespace strata::loop::detail

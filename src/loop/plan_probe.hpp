@@ -23,10 +23,11 @@ namespace strata::loop::detail {
 /// Iterations of this rank a probe visits (fewer when it holds fewer).
 inline constexpr std::int64_t kProbedIterations = 8;
 
-/// Visits up to kProbedIterations of this rank's iterations of `space`, spread over
-/// them and chosen anew by `call`, and returns why an access does not fit `plan`
-/// (empty: every access fits). Local: the caller agrees across ranks. A body that
-/// throws counts as not fitting (planning again meets the error collectively).
+/// Collective: visits up to kProbedIterations of each rank's iterations of `space`,
+/// spread over them and chosen anew by `call`, and returns, on every rank alike, why
+/// an access of the lowest rank that met one does not fit `plan` (empty: every access
+/// of every rank fits). A body that throws counts as not fitting (planning again meets
+/// the error, collectively).
 std::string probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call);
 
 }  // namespace strata::loop::detail

@@ -10,9 +10,7 @@ namespace {
 
 enum class Kind : std::uint8_t { none, generic, parse, io, checkpoint, shape, option, comm, timeout };
 
-
-
-Bytes encode(std::exception_ptr err) {
+Bytes encode(std::exception_ptr err, int rank) {
   Bytes out;
   if (!err) {
     append(out, Kind::none);
@@ -36,6 +34,12 @@ Bytes encode(std::exception_ptr err) {
     else if (dynamic_cast<const TimeoutError*>(&e)) k = Kind::timeout;
     append(out, k);
     append_string(out, e.what());
+  } catch (const std::exception& e) {
+    append(out, Kind::generic);
+    append_string(out, "rank " + std::to_string(rank) + ": " + e.what());
+  } catch (...) {
+    append(out, Kind::generic);
+    append_string(out, "rank " + std::to_string(rank) + " failed with an exception that is not a std::exception");
   }
   return out;
 }
@@ -64,7 +68,7 @@ void agree_on_error(Comm& comm, std::exception_ptr local) {
     if (local) std::rethrow_exception(local);
     return;
   }
-  const Bytes mine = encode(local);
+  const Bytes mine = encode(local, comm.rank());
   const auto all = comm.allgatherv(mine);
   for (int r = 0; r < comm.size(); ++r) {
     Reader in(all[static_cast<std::size_t>(r)]);

@@ -2,6 +2,8 @@
 
 #include <numeric>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "strata/detail/collective_error.hpp"
@@ -123,6 +125,31 @@ TEST(Collectives, ErrorOnOneRankIsRaisedOnEveryRank) {
     EXPECT_EQ(e.file(), "f.txt");
     EXPECT_EQ(e.line(), 7);
     EXPECT_EQ(e.text(), "x y");
+  }
+  // An exception that is not a strata::Error: the failing rank gets its own back, the
+  // others an Error naming it (before, they waited in the next collective).
+  try {
+    detail::all_or_none(c, [&] {
+      if (c.rank() == last) throw std::runtime_error("a body's own exception");
+    });
+    ADD_FAILURE() << "no error raised";
+  } catch (const Error& e) {
+    EXPECT_NE(c.rank(), last);
+    EXPECT_EQ(std::string(e.what()), "rank " + std::to_string(last) + ": a body's own exception");
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(c.rank(), last);
+    EXPECT_STREQ(e.what(), "a body's own exception");
+  }
+  try {
+    detail::all_or_none(c, [&] {
+      if (c.rank() == last) throw 42;
+    });
+    ADD_FAILURE() << "no error raised";
+  } catch (const Error& e) {
+    EXPECT_NE(c.rank(), last);
+    EXPECT_NE(std::string(e.what()).find("not a std::exception"), std::string::npos) << e.what();
+  } catch (int) {
+    EXPECT_EQ(c.rank(), last);
   }
   // And the collectives still work afterwards.
   EXPECT_EQ(c.allreduce<std::int64_t>(1, ReduceOp::sum), c.size());

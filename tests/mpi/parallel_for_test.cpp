@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "loop/inspect.hpp"  // plans and schedules behind the reports (not API)
@@ -329,6 +330,25 @@ TEST(ParallelFor, BodiesCalledFromOneLineKeepTheirOwnPlans) {
     for (const auto h : hits.gather()) total += h;
     EXPECT_EQ(total, n * (call + 1)) << shared.explain();
   }
+}
+
+// A body that throws something other than a strata::Error on one rank while the loop
+// is planned: every rank learns of it (before, the others waited in the planning's
+// next collective until the communicator's timeout).
+TEST(ParallelFor, ABodyThatThrowsOnOneRankWhilePlannedFailsOnEveryRank) {
+  const std::int64_t n = 1000;
+  auto x = DistArray<double, 1>::fill(rt(), {n}, 1.0);
+  auto y = DistArray<double, 1>::zeros(rt(), {n});
+  try {
+    parallel_for(x, [&](const Index<1>& i, double v) {
+      if (i[0] == n - 1) throw std::runtime_error("the body's own error");
+      y[i[0]] = v;
+    });
+    ADD_FAILURE() << "no error raised";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("the body's own error"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rt().comm().allreduce<std::int64_t>(1, ReduceOp::sum), rt().size());  // nobody is left waiting
 }
 
 // A training loop over R and an evaluation loop over held-out ratings T both keep W

@@ -95,6 +95,66 @@ TEST(PlanProbe, ACapturedOffsetThatChangesIsPlannedForTheCall) {
   }
 }
 
+// After a misfit the loop is planned from every iteration, not from a sample: a sample
+// that missed what the probe met would miss it again.
+TEST(PlanProbe, APlanBuiltAfterAMisfitComesFromEveryIteration) {
+  const std::int64_t n = 40000;  // above the size from which plans are built from a sample
+  auto x = DistArray<double, 1>::fill(rt(), {n}, 1.0);
+  auto y1 = DistArray<double, 1>::zeros(rt(), {n}).set_name("y1");
+  auto y2 = DistArray<double, 1>::zeros(rt(), {n}).set_name("y2");
+  auto idx = DistArray<std::int64_t, 1>::generate(rt(), {n}, [](const Index<1>& i) { return i[0]; });
+  Accumulator<double> total(rt());
+  const LoopReport first = add_at(x, y1, idx, total);
+  const LoopReport second = add_at(x, y2, idx, total);
+  EXPECT_GT(first.recon_stride, 1) << first.explain();
+  EXPECT_FALSE(second.probe_failure.empty()) << second.explain();
+  EXPECT_EQ(second.recon_stride, 1) << second.explain();
+  EXPECT_EQ(y2.gather(), std::vector<double>(static_cast<std::size_t>(n), 1.0));
+}
+
+// Reads of an array the loop only reads, which every worker holds whole, may move from
+// call to call: nothing the plan decided rests on their subscripts.
+TEST(PlanProbe, AReadOnlySubscriptThatMovesKeepsThePlan) {
+  auto x = DistArray<double, 1>::fill(rt(), {kN}, 1.0);
+  auto coef = DistArray<double, 1>::generate(rt(), {5}, [](const Index<1>& i) {
+                return 1.0 + static_cast<double>(i[0]);
+              }).set_name("coef");
+  auto y = DistArray<double, 1>::zeros(rt(), {kN}).set_name("y");
+  std::uint64_t plan = 0;
+  double want = 0;
+  for (std::int64_t call = 0; call < 5; ++call) {
+    const LoopReport report =
+        parallel_for(x, [&y, &coef, call](const Index<1>& i, double v) { y[i[0]] = y[i[0]] + v * coef.read({call}); });
+    want += 1.0 + static_cast<double>(call);
+    if (call == 0) plan = report.plan_id;
+    EXPECT_EQ(report.plan_id, plan) << report.explain();
+  }
+  EXPECT_EQ(y.gather(), std::vector<double>(static_cast<std::size_t>(kN), want));
+}
+
+// Ranks that hold no iteration of the space take part in the probe all the same, and
+// every rank reports the same reason.
+TEST(PlanProbe, RanksWithoutIterationsAgreeWithTheOthers) {
+  auto x = DistArray<double, 1>::fill(rt(), {3}, 1.0);  // fewer iterations than ranks at 4 ranks
+  auto y1 = DistArray<double, 1>::zeros(rt(), {3}).set_name("y1");
+  auto y2 = DistArray<double, 1>::zeros(rt(), {3}).set_name("y2");
+  auto idx = DistArray<std::int64_t, 1>::generate(rt(), {3}, [](const Index<1>& i) { return 2 - i[0]; });
+  Accumulator<double> total(rt());
+  for (int call = 0; call < 2; ++call) {
+    add_at(x, y1, idx, total);
+    const LoopReport report = add_at(x, y2, idx, total);
+    const std::string& why = report.probe_failure;
+    if (call == 0) {
+      EXPECT_NE(why.find("never saw"), std::string::npos) << report.explain();
+    }
+    // The same text on every rank: a hash of it agrees.
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+    for (const char c : why) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    EXPECT_EQ(rt().comm().allreduce(h, ReduceOp::min), rt().comm().allreduce(h, ReduceOp::max)) << why;
+  }
+  EXPECT_EQ(y2.gather(), (std::vector<double>{2.0, 2.0, 2.0}));
+}
+
 // A constant subscript written in place that alternates between two values: a plan for
 // each, both kept.
 TEST(PlanProbe, AConstantSubscriptAlternatingBetweenTwoValuesKeepsTwoPlans) {

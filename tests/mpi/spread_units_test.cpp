@@ -270,10 +270,12 @@ TEST(SpreadUnits, ArraysTheLoopOnlyReadsTravelByUnits) {
   }
 }
 
-// A body that starts writing an array it only read when the loop was planned: the
-// write is refused before it lands (the rank holds fetched copies of the array's rows,
-// which are dropped after a call), the loop is planned again with the array written,
-// and every call equals its equivalent order.
+// A body that starts writing an array it only read when the loop was planned, from one
+// iteration (`writer`): the probe of the cached plan (8 iterations a rank) does not
+// visit it in these calls, so the run's claims refuse the write before it lands (the
+// rank holds fetched copies of the array's rows, which are dropped after a call); the
+// loop is planned again with the array written, and every call equals its equivalent
+// order. (A write from every iteration is met by the probe first: PlanProbe.*.)
 TEST(SpreadUnits, AWriteToAnArrayPlannedAsReadOnlyIsRefused) {
   constexpr std::int64_t kNodes = 256, kContext = 16, kCommunity = 8;
   auto x = DistArray<float, 1>::fill(rt(), {kNodes}, 1.0f);
@@ -282,6 +284,7 @@ TEST(SpreadUnits, AWriteToAnArrayPlannedAsReadOnlyIsRefused) {
                  .set_name("ctx");
   std::vector<float> emb_ref = emb.gather(), ctx_ref = ctx.gather();
   bool writes_ctx = false;  // a driver flag
+  constexpr std::int64_t writer = kNodes / 2 + 5;
   auto next = [](std::int64_t u) { return u / kCommunity * kCommunity + (u + 1) % kCommunity; };
   int call = 0;
   for (const bool w : {false, false, true, true}) {
@@ -292,7 +295,7 @@ TEST(SpreadUnits, AWriteToAnArrayPlannedAsReadOnlyIsRefused) {
       report = parallel_for(x, [&](const Index<1>& i, float) {
         const std::int64_t u = i[0], v = next(u);
         emb[u] += ctx.read({v, 0}) + emb[v];
-        if (writes_ctx) ctx(v, 1) += 1.0f;
+        if (writes_ctx && u == writer) ctx(v, 1) += 1.0f;
       });
     } catch (const Error& e) {
       // Checked mode on one worker, whose plan no run re-validates: a site the
@@ -306,14 +309,15 @@ TEST(SpreadUnits, AWriteToAnArrayPlannedAsReadOnlyIsRefused) {
       const std::int64_t u = i[0], v = next(u);
       emb_ref[static_cast<std::size_t>(u)] +=
           ctx_ref[static_cast<std::size_t>(v * kContext)] + emb_ref[static_cast<std::size_t>(v)];
-      if (writes_ctx) ctx_ref[static_cast<std::size_t>(v * kContext + 1)] += 1.0f;
+      if (writes_ctx && u == writer) ctx_ref[static_cast<std::size_t>(v * kContext + 1)] += 1.0f;
     }
     ASSERT_EQ(emb.gather(), emb_ref) << "writes ctx: " << w << "\n" << report.explain();
     ASSERT_EQ(ctx.gather(), ctx_ref) << "writes ctx: " << w << "\n" << report.explain();
-    if (call == 3) {  // the first call that writes ctx
-      // The probe of the cached plan meets the new site before the run ("comes from a
-      // site the cached plan's reconnaissance never saw") and the loop is planned for it.
-      EXPECT_NE(report.probe_failure.find("never saw"), std::string::npos) << report.explain();
+    if (rt().size() > 1 && call == 3) {  // the first call that writes ctx
+      // Refused by the claims ("writes an array the plan never saw written"), or in
+      // checked mode by the site check ("comes from a site it never saw").
+      EXPECT_NE(report.revalidation_failure.find("never saw"), std::string::npos) << report.explain();
+      EXPECT_EQ(report.probe_failure, "") << report.explain();
     }
   }
 }

@@ -12,18 +12,21 @@
 
 namespace strata::detail {
 
-/// Rethrows on every rank the strata::Error that the lowest failing rank raised
-/// (same type and message), or returns normally if no rank failed. Every rank calls
-/// it with its own outcome: nullptr for success.
+/// Rethrows on every rank the error that the lowest failing rank raised, or returns
+/// normally if no rank failed. Every rank calls it with its own outcome: nullptr for
+/// success. The failing rank rethrows its own exception object; the others throw a
+/// strata::Error of the same type and message, or, for an exception that is not a
+/// strata::Error (a body's std::runtime_error, bad_alloc), a strata::Error naming the
+/// failing rank and its message.
 void agree_on_error(Comm& comm, std::exception_ptr local);
 
-/// Runs f() and then agree_on_error on its outcome.
+/// Runs f() and then agree_on_error on its outcome, whatever f throws.
 template <class F>
 void all_or_none(Comm& comm, F&& f) {
   std::exception_ptr err;
   try {
     f();
-  } catch (const Error&) {
+  } catch (...) {
     err = std::current_exception();
   }
   agree_on_error(comm, err);
