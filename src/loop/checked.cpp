@@ -40,7 +40,9 @@ const CheckedObserver::KnownSite* CheckedObserver::find_site(const strata::detai
 
 bool CheckedObserver::any_subscript_in_probe(std::uint64_t array_id, strata::detail::AccessMode mode) const {
   if (mode == strata::detail::AccessMode::buffered) return true;
-  if (mode != strata::detail::AccessMode::read) return false;
+  // A spread plan's ranks hold only the rows of read-only arrays their iterations were
+  // seen to read (spread.hpp): another subscript would be refused by the run's claims.
+  if (mode != strata::detail::AccessMode::read || plan_.spread) return false;
   for (const auto& r : plan_.roles)
     if (r.array_id == array_id)
       return !r.written && (r.placement == Placement::local || r.placement == Placement::replicated);
@@ -57,6 +59,7 @@ std::string shown(const strata::detail::ArrayBase& array, std::span<const std::i
 
 void CheckedObserver::fit_failed(const strata::detail::ArrayBase& array, const std::source_location& where,
                                  std::span<const std::int64_t> index, bool whole_last, bool site_known) const {
+  unseen_site_ = !site_known;
   const char* source = probe_ ? "the cached plan's reconnaissance" : "the sampled reconnaissance";
   throw SpeculationFailed(fmt::format("access {} at {} in iteration ({}) {}", shown(array, index, whole_last),
                                       strata::detail::site_label(where), fmt::join(iteration_, ", "),

@@ -68,9 +68,12 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   /// Probing whether a cached plan fits a new call (loop/plan_probe.hpp). Subscripts
   /// may differ from the plan's where nothing rests on them: Buffer writes (deltas
   /// conflict with nothing) and reads of arrays the loop only reads that every
-  /// worker holds whole (placed local or replicated). A failure names the plan, not a
-  /// sample, as what the access does not fit.
+  /// worker holds whole during a run (placed local or replicated, outside spread
+  /// plans, whose ranks fetch only the rows they were seen to read). A failure names
+  /// the plan, not a sample, as what the access does not fit.
   void as_probe() { probe_ = true; }
+  /// Whether the access that failed the fit check came from a site the plan never saw.
+  bool failed_on_unseen_site() const { return unseen_site_; }
 
   // Kept small: during a speculative run it is called for every access, so all
   // message building is out of line.
@@ -145,6 +148,7 @@ class CheckedObserver final : public strata::detail::AccessObserver {
   const Plan& plan_;
   bool check_bounds_, check_fits_;
   bool probe_ = false;
+  mutable bool unseen_site_ = false;  // set by fit_failed
   std::vector<KnownSite> known_;
   std::size_t last_ = 0;
   std::span<const std::int64_t> iteration_;

@@ -28,7 +28,7 @@ std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, 
   Runtime& rt = *space.rt;
   const std::string key = loop_key(where, space.array->array_id(), body, options);
   auto& cache = PlanCache::instance();
-  std::string misfit;
+  ProbeOutcome misfit;
   for (const std::shared_ptr<Plan>& p : cache.find(key)) {
     const std::string stale = why_plan_is_stale(*p, rt, space.array->structure_version());
     if (!stale.empty()) {
@@ -36,20 +36,20 @@ std::shared_ptr<Plan> cached_plan(const SpaceView& space, const LoopBody& body, 
       cache.forget(key, p.get());
       continue;
     }
-    std::string why = probe_plan(space, body, *p, p->probes++);
-    if (why.empty()) {
+    ProbeOutcome probed = probe_plan(space, body, *p, p->probes++);
+    if (probed.why.empty()) {
       cache.touch(key, p.get());
       return p;
     }
-    rt.debug("loop at {}: the plan cached for this call site does not fit this call ({})", p->loop_site, why);
-    misfit = std::move(why);
+    rt.debug("loop at {}: the plan cached for this call site does not fit this call ({})", p->loop_site, probed.why);
+    misfit = std::move(probed);
   }
-  // After a misfit the loop is planned from every iteration: a plan from a sample may
-  // lack what the probe just met (a site few iterations reach), and its successor
-  // would miss it again.
-  const int stride = misfit.empty() ? recon_stride_for(space.nnz, options) : 1;
+  // A site the cached plan never saw may be one few iterations reach, which a plan
+  // from a sample of them would miss again: such a loop is planned from every
+  // iteration (unless the options fix the sample).
+  const int stride = misfit.unseen_site && options.recon_stride == 0 ? 1 : recon_stride_for(space.nnz, options);
   std::shared_ptr<Plan> plan = build_plan(space, body, options, where, stride);
-  plan->probe_failure = std::move(misfit);
+  plan->probe_failure = std::move(misfit.why);
   cache.store(key, plan);
   return plan;
 }

@@ -1,5 +1,7 @@
 #include "loop/plan_probe.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -22,6 +24,7 @@ class ProbeObserver final : public strata::detail::AccessObserver {
   explicit ProbeObserver(const Plan& plan) : check_(plan, /*check_bounds=*/false, /*check_fits=*/true) {
     check_.as_probe();
   }
+  bool failed_on_unseen_site() const { return check_.failed_on_unseen_site(); }
   void begin_iteration(std::span<const std::int64_t> index) {
     check_.begin_iteration(index);
     scratch_.begin_iteration();
@@ -38,8 +41,8 @@ class ProbeObserver final : public strata::detail::AccessObserver {
   IterationScratch scratch_;
 };
 
-// This rank's part of probe_plan: why one of its accesses does not fit, or "".
-std::string probe_here(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
+// This rank's part of probe_plan.
+ProbeOutcome probe_here(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
   const std::int64_t n = space.local_nnz;
   if (n == 0) return {};
   const std::int64_t count = std::min(kProbedIterations, n);
@@ -60,27 +63,33 @@ std::string probe_here(const SpaceView& space, const LoopBody& body, const Plan&
       body.visit(body.body, index, copy.data());
     }
   } catch (const SpeculationFailed& e) {
-    return e.what();
+    return {e.what(), probe.failed_on_unseen_site()};
   } catch (const std::exception& e) {
-    return fmt::format("the body threw while probed: {}", e.what());
+    return {fmt::format("the body threw while probed: {}", e.what())};
+  } catch (abi::__forced_unwind&) {  // a cancelled thread must go on unwinding
+    throw;
   } catch (...) {
-    return "the body threw while probed";
+    return {"the body threw while probed"};
   }
   return {};
 }
 
 }  // namespace
 
-std::string probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
+ProbeOutcome probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call) {
   Runtime& rt = *space.rt;
-  std::string why = probe_here(space, body, plan, call);
-  if (rt.size() == 1) return why;
-  const std::int64_t first = rt.comm().allreduce(std::int64_t{why.empty() ? rt.size() : rt.rank()}, ReduceOp::min);
+  ProbeOutcome here = probe_here(space, body, plan, call);
+  if (rt.size() == 1) return here;
+  const bool fits = here.why.empty();
+  const std::int64_t first = rt.comm().allreduce(std::int64_t{fits ? rt.size() : rt.rank()}, ReduceOp::min);
   if (first == rt.size()) return {};
-  // Every rank reports the same reason (explain and LoopReport::probe_failure).
-  std::vector<char> text(why.begin(), why.end());
+  // Every rank reports the same outcome (explain and LoopReport::probe_failure): the
+  // first byte says whether the site was unseen, the rest is the reason.
+  std::vector<char> text;
+  text.push_back(here.unseen_site ? '1' : '0');
+  text.insert(text.end(), here.why.begin(), here.why.end());
   rt.comm().broadcast_vector(text, static_cast<int>(first));
-  return fmt::format("rank {}: {}", first, std::string_view(text.data(), text.size()));
+  return {fmt::format("rank {}: {}", first, std::string_view(text.data() + 1, text.size() - 1)), text[0] == '1'};
 }
 
 }  // namespace strata::loop::detail

@@ -23,11 +23,20 @@ namespace strata::loop::detail {
 /// Iterations of this rank a probe visits (fewer when it holds fewer).
 inline constexpr std::int64_t kProbedIterations = 8;
 
+/// What a probe found, the same on every rank.
+struct ProbeOutcome {
+  /// Why an access of the lowest rank that met one does not fit the plan; empty when
+  /// every access of every rank fits.
+  std::string why;
+  /// That access came from a site the plan never saw (a plan from a sample may have
+  /// missed a site few iterations reach: planning again should take every iteration).
+  bool unseen_site = false;
+};
+
 /// Collective: visits up to kProbedIterations of each rank's iterations of `space`,
-/// spread over them and chosen anew by `call`, and returns, on every rank alike, why
-/// an access of the lowest rank that met one does not fit `plan` (empty: every access
-/// of every rank fits). A body that throws counts as not fitting (planning again meets
-/// the error, collectively).
-std::string probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call);
+/// spread over them and chosen anew by `call`, and checks their accesses against
+/// `plan`. A body that throws counts as not fitting (planning again meets the error,
+/// collectively).
+ProbeOutcome probe_plan(const SpaceView& space, const LoopBody& body, const Plan& plan, std::uint64_t call);
 
 }  // namespace strata::loop::detail

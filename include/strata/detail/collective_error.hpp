@@ -7,6 +7,8 @@
 #include "strata/comm.hpp"
 #include "strata/error.hpp"
 
+#include <cxxabi.h>
+
 #include <exception>
 #include <functional>
 
@@ -26,6 +28,8 @@ void all_or_none(Comm& comm, F&& f) {
   std::exception_ptr err;
   try {
     f();
+  } catch (abi::__forced_unwind&) {  // a cancelled thread must go on unwinding
+    throw;
   } catch (...) {
     err = std::current_exception();
   }
