@@ -21,8 +21,10 @@ class IterationScratch {
   void begin_iteration() { used_ = 0; }
 
   /// What an access of `bytes` at `real` (nullptr: not held by this rank) is given:
-  /// nullptr for a read of the real memory, else scratch memory.
+  /// nullptr for a read of the real memory and for a Buffer's write (a Buffer keeps
+  /// no memory to hand out), else scratch memory.
   [[gnu::always_inline]] void* for_access(void* real, std::size_t bytes, strata::detail::AccessMode mode) {
+    if (mode == strata::detail::AccessMode::buffered) return nullptr;
     const auto* p = static_cast<const std::byte*>(real);
     // An element or row this iteration already copied (or one containing it): hand out
     // the copy, so the iteration sees its own writes.

@@ -83,15 +83,17 @@ Plan& PlanCache::store(const std::string& key, std::shared_ptr<Plan> plan, const
 }
 
 void PlanCache::touch(const std::string& key, const Plan* plan) {
-  auto& plans = plans_[key];
+  auto at = plans_.find(key);
+  if (at == plans_.end()) return;
+  auto& plans = at->second;
   auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.get() == plan; });
   if (it != plans.end()) std::rotate(plans.begin(), it, it + 1);
 }
 
 void PlanCache::forget(const std::string& key, const Plan* plan) {
-  if (!plan) return;
-  auto& plans = plans_[key];
-  std::erase_if(plans, [&](const auto& p) { return p.get() == plan; });
+  auto at = plans_.find(key);
+  if (at == plans_.end()) return;
+  std::erase_if(at->second, [&](const auto& p) { return p.get() == plan; });
 }
 
 std::vector<SiteSummary> merge_sites(Runtime& rt, const std::vector<SiteRecord>& local) {

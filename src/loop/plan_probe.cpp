@@ -32,7 +32,6 @@ class ProbeObserver final : public strata::detail::AccessObserver {
   void* on_access(strata::detail::ArrayBase& array, const std::source_location& where, strata::detail::AccessMode mode,
                   std::span<const std::int64_t> index, bool whole_last, void* real, std::size_t bytes) override {
     check_.on_access(array, where, mode, index, whole_last, real, bytes);  // throws SpeculationFailed
-    if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
     return scratch_.for_access(real, bytes, mode);
   }
 

@@ -85,7 +85,6 @@ void* Recorder::on_access(strata::detail::ArrayBase& array, const std::source_lo
       units_.push_back(mode == strata::detail::AccessMode::buffered ? OwnershipTable::kNoUnit
                                                                      : units_of_->unit_of(array, index, whole_last));
   }
-  if (mode == strata::detail::AccessMode::buffered) return nullptr;  // a Buffer keeps no memory to hand out
   return scratch_.for_access(real, bytes, mode);
 }
 
