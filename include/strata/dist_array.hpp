@@ -383,10 +383,12 @@ class DistArray : public detail::ArrayBase {
           m |= View::mark_of(write);
           return;
         }
-      } else {
+      } else if (v->states) {
         const std::uint64_t word = v->states[unit * v->stride].load(std::memory_order_relaxed);
         if (View::holds(word, detail::t_claim_tag, write)) [[likely]]
           return;
+      } else if (!write || unit < v->claims_from) [[likely]] {
+        return;
       }
     }
     detail::t_claims->claim(*this, i, whole_last, mode);

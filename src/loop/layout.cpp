@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "loop/loop_internal.hpp"
+#include "loop/wavefront_ranks.hpp"
 #include "loop/worker_splits.hpp"
 #include "strata/error.hpp"
 
@@ -173,9 +174,11 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
   const auto s = static_cast<std::size_t>(std::max(0, c.space_dim));
   const auto t = static_cast<std::size_t>(std::max(0, c.time_dim));
   // Strategies that are not partitioned across ranks run on rank 0 (conflict groups
-  // unless they are spread over the ranks: spread.hpp).
+  // unless they are spread over the ranks: spread.hpp; skewed wavefronts unless they
+  // fit the ranks: wavefront_ranks.hpp).
+  plan.wavefront_ranks = P > 1 && c.strategy == Strategy::two_d_skewed && wavefront_fits_ranks(plan, space);
   const bool gather = P > 1 && (c.strategy == Strategy::serial || (c.strategy == Strategy::groups && !plan.spread) ||
-                                c.strategy == Strategy::two_d_skewed);
+                                (c.strategy == Strategy::two_d_skewed && !plan.wavefront_ranks));
   if (gather) gather_on_rank0(plan, space);
   const int Wp = gather ? T : W;  // workers that take part
   switch (c.strategy) {
@@ -226,11 +229,20 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
         for (int q = 0; q <= parts; ++q) v.push_back(a + (b - a) * q / parts);
         return v;
       };
-      plan.space_bounds = even(lo[0], hi[0] + 1, Wp);
+      // Across ranks the space parts are ranges of the space dimension (a = p_s), cut
+      // by its histogram like a 2-D plan's.
+      plan.space_bounds = plan.wavefront_ranks ? balanced_bounds(histogram(c.space_dim), Wp) : even(lo[0], hi[0] + 1, Wp);
       plan.time_bounds = even(lo[1], hi[1] + 1, Wp * k);
       plan.schedule = BlockSchedule::wavefront(Wp, Wp * k);
       break;
     }
+  }
+  if (plan.wavefront_ranks) {
+    // Each rank runs the iterations of its workers' space parts (wavefront_ranks.hpp).
+    const auto rank_bounds = rank_bounds_of(plan.space_bounds, P, T);
+    space.repartition_to(Partition::range(c.space_dim, rank_bounds));
+    lay_out_wavefront(plan, rank_bounds);
+    return;
   }
   if (P == 1 || !(c.strategy == Strategy::one_d || c.strategy == Strategy::two_d ||
                   c.strategy == Strategy::data_parallel))

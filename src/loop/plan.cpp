@@ -199,6 +199,22 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     in.forced = options.strategy;
     plan.choice = analysis::choose_strategy(in);
   }
+  // Across ranks a skewed plan's space parts must be ranges of its space dimension
+  // (loop/wavefront_ranks.hpp). A skew of s by t (a = p_s + f p_t, b = p_t) is the same
+  // tiling, legal for the same vectors, as a skew of the other dimension with the
+  // roles swapped (a = p_t, b = f p_t + p_s): take that one.
+  auto& c = plan.choice;
+  if (plan.ranks > 1 && c.strategy == analysis::Strategy::two_d_skewed && c.skew[0][1] != 0 && c.skew[1][0] == 0 &&
+      c.skew[0][0] == 1 && c.skew[1][1] == 1) {
+    const auto f = c.skew[0][1];
+    const auto names = dim_names(M);
+    std::swap(c.space_dim, c.time_dim);
+    c.skew = {{{1, 0}, {f, 1}}};
+    c.reasons.push_back(fmt::format("across ranks the same skew is taken with space dimension {} and time dimension "
+                                    "{}, so that each rank's part is a range of the space dimension",
+                                    names[static_cast<std::size_t>(c.space_dim)],
+                                    names[static_cast<std::size_t>(c.time_dim)]));
+  }
 
   // Array roles: which arrays follow the space dimension (partitioned with it) and
   // which follow the time dimension (travel with the time blocks).
@@ -309,6 +325,11 @@ std::string Plan::explain() const {
     out += fmt::format("  gathered: the {} plan is not partitioned across ranks yet, so the iteration space and its "
                        "arrays were moved to rank 0, whose {} thread(s) run every iteration; the other ranks wait\n",
                        analysis::to_string(choice.strategy), threads);
+  if (wavefront_ranks)
+    out += fmt::format("  wavefront across ranks: each of the {} ranks runs the iterations of its workers' space parts; "
+                       "once its last worker has run a time block, a rank passes the elements written in it that a "
+                       "later rank holds on to the next rank\n",
+                       ranks);
   if (spread)
     out += fmt::format("  spread: the conflict groups are placed on all {} workers of the {} ranks; each rank keeps a "
                        "copy of the iterations it runs and, for each call, fetches the rows or elements its groups "
@@ -324,11 +345,19 @@ std::string Plan::explain() const {
                        schedule.rounds, rounds_note(schedule.rounds, slices_per_worker));
   if (slice_bounds.size() > 1) out += fmt::format("  slice bounds: [{}]\n", fmt::join(slice_bounds, ", "));
   for (const auto& r : roles) {
-    const char* how = r.placement == Placement::aligned      ? "partitioned with the space dimension"
+    const char* how = wavefront_ranks && r.banded            ? "its rows follow the space dimension: each rank holds its "
+                                                               "band of them and, for a call, the rows below and above "
+                                                               "it that its iterations read"
+                      : wavefront_ranks && r.written         ? "copied whole to every rank for a call; its writes pass "
+                                                               "from rank to rank with the time blocks and come back "
+                                                               "from the last rank"
+                      : wavefront_ranks && r.read            ? "read-only, copied whole to every rank for a call"
+                      : r.placement == Placement::aligned    ? "partitioned with the space dimension"
                       : r.placement == Placement::travelling ? "travels with the time blocks"
                       : r.placement == Placement::replicated ? "read-only, copied whole to every rank for the loop"
                       : r.placement == Placement::cached     ? "relaxed: read from each rank's cache of its read set, "
                                                                "written through its Buffer to the owners"
+
                       : spread && r.written                  ? "written: each rank holds its part and the units its "
                                                                "groups touch during a call"
                       : spread && r.read && hosted && std::any_of(hosted->units.begin(), hosted->units.end(),
@@ -337,8 +366,12 @@ std::string Plan::explain() const {
                       : spread && r.read ? "read-only, copied whole to every rank for each call (its rows, or "
                                            "elements, are under 64 bytes)"
                                          : "used where it is";
-    out += fmt::format("  array {}: {}{}\n", r.name, how,
-                       r.array_dim >= 0 ? fmt::format(" (array dimension {})", r.array_dim) : "");
+    out += fmt::format("  array {}: {}{}{}\n", r.name, how,
+                       r.array_dim >= 0 && !wavefront_ranks ? fmt::format(" (array dimension {})", r.array_dim) : "",
+                       r.banded ? fmt::format(" ({} row(s) below, {} above; the writes to the rows a later rank "
+                                              "reads pass on with the time blocks)",
+                                              r.halo_below, r.halo_above)
+                                : "");
   }
   if (groups > 0) out += fmt::format("  conflict groups: {}\n", groups);
   if (split_groups > 0)

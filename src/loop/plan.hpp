@@ -58,6 +58,12 @@ struct ArrayRole {
   int array_dim = -1;  ///< aligned / travelling: the array dimension that follows the plan
   bool written = false;  ///< written in place (buffered writes do not count)
   bool read = false;     ///< read in place
+  /// A wavefront across ranks (loop/wavefront_ranks.hpp): the array's rows (dimension
+  /// 0) follow the space dimension at every site and it is written only at the
+  /// iteration's own row, so each rank holds its band of rows and, for a call, the
+  /// `halo_below` rows below it and `halo_above` above it that its iterations read.
+  bool banded = false;
+  std::int64_t halo_below = 0, halo_above = 0;
 };
 
 struct Plan {
@@ -82,10 +88,15 @@ struct Plan {
   std::vector<ReadSet> read_sets;  ///< this rank's, for relaxed arrays
 
   int ranks = 1, threads = 1, workers = 1;
-  /// Strategies that cannot be partitioned across ranks yet (serial, groups, skewed
-  /// 2D) run on rank 0's threads with the iteration space and the arrays gathered
-  /// there; the other ranks wait. Set when ranks > 1 for those strategies.
+  /// Strategies that cannot be partitioned across ranks (serial, groups that cannot be
+  /// spread, skewed 2D that does not fit the ranks) run on rank 0's threads with the
+  /// iteration space and the arrays gathered there; the other ranks wait. Set when
+  /// ranks > 1 for those strategies.
   bool gathered = false;
+  /// A skewed 2-D plan on the workers of every rank (loop/wavefront_ranks.hpp): the
+  /// iteration space is cut by ranges of the space dimension, every rank holds the
+  /// arrays whole for a call, and the writes pass from rank to rank with the blocks.
+  bool wavefront_ranks = false;
   /// Conflict groups placed on the workers of every rank (loop/spread.hpp); `hosted`
   /// holds the iterations this rank runs (set once the groups are placed).
   bool spread = false;
@@ -139,6 +150,11 @@ struct Plan {
   std::vector<std::uint16_t, UninitialisedAllocator<std::uint16_t>> list_of_position;
   /// Fingerprint of the iteration space's values when the copies in `packed` were made.
   std::uint64_t packed_fingerprint = 0;
+  /// Where the space's local elements were when `packed` was made: records that point
+  /// at their elements (a body that may modify its element) follow them when the
+  /// storage moved without changing its structure (a journey of the array between
+  /// ranks during another loop leaves the same elements in new storage).
+  const std::byte* packed_values = nullptr;
   std::int64_t groups = 0;
   double imbalance = 1.0;       ///< slowest worker's iterations / mean
   std::int64_t bytes_per_pass = 0;  ///< bytes moved between ranks per pass: travelling rows, replicas

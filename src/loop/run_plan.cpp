@@ -18,6 +18,7 @@
 #include "loop/relaxed_run.hpp"
 #include "loop/run_claims.hpp"
 #include "loop/spread.hpp"
+#include "loop/wavefront_ranks.hpp"
 #include "loop/windows.hpp"
 #include "strata/detail/huge_pages.hpp"
 
@@ -181,6 +182,26 @@ void pack_records(const SpaceView& space, const LoopBody& body, Plan& plan) {
   // The copies of the elements are as of now.
   if (body.reads_only && !plan.hosted)
     plan.packed_fingerprint = fingerprint({space.values, static_cast<std::size_t>(space.local_nnz) * es});
+  plan.packed_values = space.values;
+}
+
+// Records that point at their elements, moved by the distance their storage moved.
+void follow_moved_elements(const SpaceView& space, const LoopBody& body, Plan& plan) {
+  if (body.reads_only || plan.packed_values == space.values) return;
+  const Records layout = records_of(body, plan);
+  // (As addresses: the old storage is gone.)
+  const std::uintptr_t moved =
+      reinterpret_cast<std::uintptr_t>(space.values) - reinterpret_cast<std::uintptr_t>(plan.packed_values);
+  space.rt->pool().run([&](int th) {
+    for (auto& list : plan.packed[static_cast<std::size_t>(th)])
+      for (std::size_t at = layout.value_offset; at + sizeof(std::uintptr_t) <= list.size(); at += layout.size) {
+        std::uintptr_t element;
+        std::memcpy(&element, list.data() + at, sizeof element);
+        element += moved;  // modulo 2^64: a move down wraps round
+        std::memcpy(list.data() + at, &element, sizeof element);
+      }
+  });
+  plan.packed_values = space.values;
 }
 
 // Speculative runs: each iteration's index goes to the checker first. Once one thread
@@ -255,6 +276,7 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   const auto run_start = std::chrono::steady_clock::now();
   const bool packed_now = plan.packed.empty();
   if (packed_now) pack_records(space, body, plan);
+  else follow_moved_elements(space, body, plan);
   // The copies are refreshed only when the elements changed since they were made
   // (a sequential fingerprint costs far less than gathering them again).
   // (Hosted elements change only when refresh_hosted copies them again.)
@@ -302,7 +324,9 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
   // A verifying run of a partitioned plan passes the accesses to rows only the
   // running worker can touch in place (loop/windows.hpp); checked mode sees them all.
   std::optional<VerifyWindows> windows;
-  if (verify && !checked && !owners && !plan.hosted && relaxed_arrays(plan).empty()) windows.emplace(plan, r, T);
+  // (Not in a wavefront across ranks, whose threads log every write.)
+  if (verify && !checked && !owners && !plan.hosted && !plan.wavefront_ranks && relaxed_arrays(plan).empty())
+    windows.emplace(plan, r, T);
   std::vector<std::string> failures(static_cast<std::size_t>(T));
   std::atomic<bool> abandoned{false};
 
@@ -340,6 +364,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       relaxed.share_caches();
   }
 
+  // A skewed wavefront across ranks: the writes its tiles pass on (below).
+  std::unique_ptr<WriteTrail> trail;
+  const bool trail_logs = plan.wavefront_ranks && rt.rank() + 1 < rt.size();
+
   const Records records = records_of(body, plan);
   const StepRunner run_step = [&](int th, int step, int block, std::size_t from, std::size_t to) {
     CheckedObserver* checker = checkers.empty() ? nullptr : checkers[static_cast<std::size_t>(th)].get();
@@ -364,7 +392,10 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
       for (std::size_t k = from; k < n; ++k)
         copy_field(packed.data() + k * rs + records.value_offset,
                    space.values + static_cast<std::size_t>(positions[k]) * space.elem_size, space.elem_size);
-    ObserverScope scope(relaxed.active() ? relaxed.observer_of(th) : checker, false);
+    // A wavefront across ranks logs the tile's writes, to pass them on.
+    const WriteTrail::Scope logged(trail_logs ? trail.get() : nullptr, th, block,
+                                   relaxed.active() ? relaxed.observer_of(th) : checker);
+    ObserverScope scope(logged.observer(), false);
     // Direct cache reads are counted per thread; the tables get the counts when the
     // step ends, however it ends.
     struct CountReads {
@@ -435,6 +466,32 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
     });
     plan.last_wait_seconds = 0;
     return finish();
+  }
+
+  if (plan.wavefront_ranks && rt.size() > 1) {
+    // Banded arrays hold their part and halo rows, the others the whole array, and the
+    // writes pass from rank to rank with the blocks (wavefront_ranks.hpp).
+    WavefrontArrays arrays(plan, rt);
+    trail = std::make_unique<WriteTrail>(arrays.written(), arrays.read_only(), T, plan.schedule.blocks, trail_logs);
+    // The thread that passes the blocks on runs its tiles in pieces and lets MPI move
+    // its earlier messages between them: MPI moves a message only while the sender calls
+    // into it, and the next rank waits for it.
+    const auto run_tile = [&](int th, int step, int block) {
+      if (th != T - 1 || !trail_logs) return run_step(th, step, block, 0, SIZE_MAX);
+      constexpr std::size_t kBetweenCalls = 1024;
+      const std::size_t n = plan.list_sizes[static_cast<std::size_t>(th)][static_cast<std::size_t>(step)];
+      for (std::size_t from = 0; from < n; from += kBetweenCalls) {
+        run_step(th, step, block, from, from + kBetweenCalls);
+        rt.comm().finished_sends();
+      }
+    };
+    plan.last_wait_seconds = run_wavefront_across_ranks(rt, plan.schedule, *trail, run_tile);
+    const std::string refused = first_failure(rt, {trail->refusal()});
+    trail.reset();
+    arrays.finish();
+    const std::string failure = finish();
+    if (!refused.empty() && !verify) throw Error(fmt::format("loop at {}: {}", plan.loop_site, refused));
+    return failure.empty() ? refused : failure;
   }
 
   // 2-D: arrays that follow the time dimension travel between ranks with the blocks.

@@ -37,7 +37,7 @@ class VerifyWindows {
 
   /// Thread `th` now runs time block `block` (2-D plans; called by that thread).
   void enter_block(int th, int block) {
-    if (plan_.time_bounds.empty() || block < 0) return;
+    if (time_.empty() || block < 0) return;  // no windows for this plan's strategy
     time_[2 * static_cast<std::size_t>(th)] = plan_.time_bounds[static_cast<std::size_t>(block)];
     time_[2 * static_cast<std::size_t>(th) + 1] = plan_.time_bounds[static_cast<std::size_t>(block) + 1];
   }

@@ -16,11 +16,13 @@
 
 #include "strata/loop/accumulator.hpp"
 #include "strata/loop/parallel_for.hpp"
+#include "per_rank.hpp"
 #include "test_runtime.hpp"
 
 namespace strata {
 namespace {
 using testing::hashed_slot;
+using testing::iterations_per_rank;
 using testing::rt;
 
 bool several_threads_run_groups() { return rt().threads() > 1; }
@@ -28,15 +30,6 @@ bool several_threads_run_groups() { return rt().threads() > 1; }
 // ranks a plan spreads its groups over.
 bool revalidates(const LoopReport& report) { return report.threads > 1 || report.spread; }
 
-// The iterations each rank's workers ran in the report's call (its schedule rows).
-template <class Elem, std::size_t M>
-std::vector<std::int64_t> iterations_per_rank(const DistArray<Elem, M>& space, const LoopReport& report) {
-  const auto rows = loop::detail::schedule_rows(loop::detail::space_view(space), report, 0);
-  const std::size_t width = loop::detail::kScheduleFields + M;
-  std::vector<std::int64_t> count(static_cast<std::size_t>(rt().size()), 0);
-  for (std::size_t k = 0; k < rows.size(); k += width) ++count[static_cast<std::size_t>(rows[k + 1] / report.threads)];
-  return count;
-}
 
 LoopOptions with_checks(bool checked) {
   LoopOptions o;

@@ -55,6 +55,8 @@ struct LentUnit;            // strata/detail/array_movement.hpp
 ///  A write goes on in place only where the unit's mark already says written: the
 ///  first write of a unit in a run calls the claims, which save its old bytes for an
 ///  undo (loop/write_log.hpp) or refuse it (an array the loop only reads).
+///  * neither (a run that logs writes only: src/loop/wavefront_ranks.hpp): reads, and
+///    writes to units below `claims_from`, go on; other writes call the claims.
 struct ClaimView {
   static constexpr std::uint8_t touched = 1, written = 2, absent = 4;
   static constexpr std::uint64_t shared = 0x3fff, written_by = 0x8000, state_bits = 0xffff;
@@ -70,6 +72,7 @@ struct ClaimView {
   const std::atomic<std::uint64_t>* states = nullptr;
   std::size_t stride = 1;
   bool by_row = false;
+  std::size_t claims_from = 0;  ///< without marks or states: the first unit whose writes are claimed
 };
 /// The claim tag (worker + 1) of the run on this thread (see ClaimView).
 inline thread_local std::uint64_t t_claim_tag = 0;

@@ -107,21 +107,30 @@ void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, 
     throw ShapeError(fmt::format("array {}: only dense arrays can travel between ranks", name()));
   travel_partition_ = dist_.partition();
   travel_version_ = structure_version();
-  // No huge pages: a page is resident only where the part or a unit lies on it.
-  detail::DenseStorage<T> full(static_cast<std::size_t>(volume(shape_)), /*huge_pages=*/false);
+  const auto whole_size = static_cast<std::size_t>(volume(shape_));
   bool rows_only = box_[0].contiguous();  // the part is a range of whole rows: it moves in place
   for (std::size_t d = 1; d < N; ++d) rows_only = rows_only && box_[d].size() == shape_[d];
-  if (rows_only) {
+  const auto at = static_cast<std::size_t>(box_[0].begin() * row_elements());
+  if (rows_only && dense_.allocated() == whole_size && dense_.window_start() == at) {
+    // Storage left by the last such call already addresses the whole array with the
+    // part in place (the rest reads as zeros): nothing to copy, no page to fault in.
     travel_home_rows_ = std::pair(box_[0].begin(), box_[0].end());
-    dense_.move_to(full.data() + static_cast<std::size_t>(box_[0].begin() * row_elements()));
+    dense_.widen();
   } else {
-    travel_home_rows_.reset();  // travel_drop copies the part out
-    std::vector<IndexSet> whole;
-    for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
-    detail::copy_box_overlap(box_, std::as_bytes(std::span<const T>(dense_)), whole,
-                             std::as_writable_bytes(std::span<T>(full)), sizeof(T));
+    // No huge pages: a page is resident only where the part or a unit lies on it.
+    detail::DenseStorage<T> full(whole_size, /*huge_pages=*/false);
+    if (rows_only) {
+      travel_home_rows_ = std::pair(box_[0].begin(), box_[0].end());
+      dense_.move_to(full.data() + at);
+    } else {
+      travel_home_rows_.reset();  // travel_drop copies the part out
+      std::vector<IndexSet> whole;
+      for (const auto e : shape_) whole.push_back(IndexSet::range(0, e));
+      detail::copy_box_overlap(box_, std::as_bytes(std::span<const T>(dense_)), whole,
+                               std::as_writable_bytes(std::span<T>(full)), sizeof(T));
+    }
+    dense_ = std::move(full);
   }
-  dense_ = std::move(full);
   for (std::size_t d = 0; d < N; ++d) box_[d] = IndexSet::range(0, shape_[d]);
   recompute_strides();
   try {

@@ -40,7 +40,8 @@ class LoopReport {
   /// The workers the plan was laid out for: ranks x threads.
   int ranks = 1, threads = 1, workers = 1;
   /// The loop ran on rank 0's threads with its data gathered there (strategies that
-  /// are not partitioned across ranks: serial, conflict groups, skewed 2-D).
+  /// are not partitioned across ranks: serial, conflict groups that cannot be spread,
+  /// skewed 2-D plans that do not fit the ranks: docs/loops.md).
   bool gathered = false;
   /// Conflict groups placed on the workers of every rank, the arrays they touch copied
   /// whole to every rank for the call (src/loop/spread.hpp).
