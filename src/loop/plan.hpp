@@ -94,8 +94,9 @@ struct Plan {
   /// ranks > 1 for those strategies.
   bool gathered = false;
   /// A skewed 2-D plan on the workers of every rank (loop/wavefront_ranks.hpp): the
-  /// iteration space is cut by ranges of the space dimension, every rank holds the
-  /// arrays whole for a call, and the writes pass from rank to rank with the blocks.
+  /// iteration space is cut by ranges of the space dimension, banded arrays with it
+  /// (other arrays are copied whole for a call), and the writes a later rank reads
+  /// pass from rank to rank with the time blocks.
   bool wavefront_ranks = false;
   /// Conflict groups placed on the workers of every rank (loop/spread.hpp); `hosted`
   /// holds the iterations this rank runs (set once the groups are placed).

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "strata/detail/collective_error.hpp"
 #include "strata/detail/free_now.hpp"
 #include "loop/checked.hpp"
 #include "loop/index_reader.hpp"
@@ -485,7 +486,9 @@ std::string run_plan(const SpaceView& given, const LoopBody& body, Plan& plan, c
         rt.comm().finished_sends();
       }
     };
-    plan.last_wait_seconds = run_wavefront_across_ranks(rt, plan.schedule, *trail, run_tile);
+    std::exception_ptr failed;  // a tile that threw (the body, checked mode): on every rank
+    plan.last_wait_seconds = run_wavefront_across_ranks(rt, plan.schedule, *trail, run_tile, failed);
+    strata::detail::agree_on_error(rt.comm(), failed);
     const std::string refused = first_failure(rt, {trail->refusal()});
     trail.reset();
     arrays.finish();

@@ -1,6 +1,8 @@
 // Skewed 2-D wavefronts on every rank (wavefront_ranks.hpp has the rule).
 #include "loop/wavefront_ranks.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -87,9 +89,12 @@ void lay_out_wavefront(Plan& plan, const std::vector<std::int64_t>& rank_bounds)
     }
     const auto rows = a->shape_vector()[0];
     a->repartition_to(Partition::range(0, band_bounds(rank_bounds, rows)));
+    // Fetched: the halo rows; passed on: the rows below the next band after each block.
     const double row_bytes = rows > 0 ? dense_bytes(*a) / static_cast<double>(rows) : 0.0;
-    plan.bytes_per_pass += static_cast<std::int64_t>(
-        row_bytes * static_cast<double>(role.halo_below + role.halo_above) * copies);
+    const double rows_moved =
+        static_cast<double>(role.halo_below + role.halo_above) +
+        (role.written ? static_cast<double>(role.halo_below) * plan.schedule.blocks : 0.0);
+    plan.bytes_per_pass += static_cast<std::int64_t>(row_bytes * rows_moved * (P - 1));
   }
 }
 
@@ -101,6 +106,7 @@ struct WriteTrail::Slot {
   std::vector<std::int64_t> shape;
   std::int64_t row_elems;      // along the last dimension: a row access's
   std::uint64_t log_from = 0;  // the first element passed on
+  std::uint64_t log_to = 0;    // the element after the last this rank may write
   std::uint64_t copy_to = 0;   // rows copied whole: the element after the last (else 0)
   std::span<std::byte> storage;
   // From log_from on: the tile (stamp) that last logged each element, and each row
@@ -140,6 +146,14 @@ struct WriteTrail::Log final : strata::detail::AccessClaims, strata::detail::Acc
           flat * static_cast<std::uint64_t>(slot.shape[d]) + static_cast<std::uint64_t>(index[d]);
     if (flat < slot.log_from || slot.copy_to > 0)
       return;  // a row no later rank holds, or rows copied whole
+    if (flat >= slot.log_to) {
+      if (refusal.empty())
+        refusal = fmt::format(
+            "array {} is written outside this rank's band of rows, where the loop's plan saw "
+            "writes only at each iteration's own row; STRATA_CHECKED=1 names the access",
+            strata::detail::array_label(array));
+      return;
+    }
     if (whole_last) {
       const std::uint64_t row = flat / static_cast<std::uint64_t>(slot.row_elems);
       auto& tile = slot.row_tile[row - slot.log_from / static_cast<std::uint64_t>(slot.row_elems)];
@@ -195,7 +209,7 @@ strata::detail::AccessObserver* WriteTrail::Scope::observer() const {
 WriteTrail::WriteTrail(const std::vector<Written>& written,
                        const std::vector<ArrayBase*>& read_only, int threads, int blocks, bool logs)
     : threads_(threads) {
-  for (const auto& [a, log_from_row, copy_to_row] : written) {
+  for (const auto& [a, log_from_row, copy_to_row, log_to_row] : written) {
     auto slot = std::make_unique<Slot>();
     slot->array = a;
     slot->elem_size = a->element_size();
@@ -206,6 +220,9 @@ WriteTrail::WriteTrail(const std::vector<Written>& written,
     if (!slot->shape.empty() && slot->shape[0] > 0) {
       const auto row = static_cast<std::uint64_t>(volume / slot->shape[0]);
       slot->log_from = static_cast<std::uint64_t>(log_from_row) * row;
+      slot->log_to = log_to_row >= 0
+                         ? std::max(slot->log_from, static_cast<std::uint64_t>(log_to_row) * row)
+                         : static_cast<std::uint64_t>(volume);
       if (copy_to_row >= 0) slot->copy_to = static_cast<std::uint64_t>(copy_to_row) * row;
     }
     logging_ = logging_ || slot->copy_to == 0;
@@ -213,8 +230,8 @@ WriteTrail::WriteTrail(const std::vector<Written>& written,
     STRATA_CHECK(slot->storage.size() == static_cast<std::size_t>(volume) * slot->elem_size,
                  "an array of a wavefront across ranks holds the whole array for the run");
     if (logs && slot->copy_to == 0) {
-      const auto logged =
-          static_cast<std::uint64_t>(volume) - std::min<std::uint64_t>(slot->log_from, volume);
+      // Only the rows it may write can be logged.
+      const auto logged = slot->log_to - std::min(slot->log_from, slot->log_to);
       slot->element_tile.assign(logged, 0);
       slot->row_tile.assign(logged / static_cast<std::uint64_t>(slot->row_elems) + 1, 0);
     }
@@ -321,43 +338,52 @@ WavefrontArrays::WavefrontArrays(const Plan& plan, Runtime& rt) : rt_(rt) {
   std::vector<std::int64_t> rank_bounds;
   for (int q = 0; q <= rt.size(); ++q)
     rank_bounds.push_back(plan.space_bounds[static_cast<std::size_t>(q * T)]);
-  for (const auto& role : plan.roles) {
-    if (!role.written && !role.read) continue;
-    ArrayBase* a = ArrayBase::find_array(role.array_id);
-    std::int64_t log_from_row = 0, copy_to_row = -1;
-    if (role.banded) {
-      // The halo rows this rank's iterations read beyond its part.
-      const auto shape = a->shape_vector();
-      const std::int64_t rows = shape[0];
-      std::int64_t row_elems = 1;
-      for (std::size_t d = 1; d < shape.size(); ++d) row_elems *= shape[d];
-      const auto bounds = band_bounds(rank_bounds, rows);
-      const auto part_lo = bounds[static_cast<std::size_t>(r)],
-                 part_hi = bounds[static_cast<std::size_t>(r) + 1];
-      std::vector<std::uint64_t> needed;
-      if (space_hi > space_lo)
-        for (auto row = std::max<std::int64_t>(0, space_lo - role.halo_below);
-             row < std::min(rows, space_hi + role.halo_above); ++row)
-          if (row < part_lo || row >= part_hi) needed.push_back(static_cast<std::uint64_t>(row));
-      a->travel_begin_units(needed, static_cast<std::size_t>(row_elems), nullptr);
-      log_from_row =
-          next_lo == INT64_MAX ? rows : std::max<std::int64_t>(part_lo, next_lo - role.halo_below);
-      // Rows copied whole after each tile must be written by the last thread alone, and
-      // read on the next rank by its first thread alone (which applies them before its
-      // tile: no other thread reads them meanwhile). Else the writes are logged.
-      const auto bound = [&](int w) { return plan.space_bounds[static_cast<std::size_t>(w)]; };
-      if (next_lo != INT64_MAX && log_from_row >= bound((r + 1) * T - 1) &&
-          (T == 1 || bound((r + 1) * T + 1) - role.halo_below >= next_lo))
-        copy_to_row = part_hi;
-    } else {
-      a->travel_begin();
+  // A journey started stays until finish() or the destructor; one that failed here
+  // ends at once (the others' parts are as they were).
+  try {
+    for (const auto& role : plan.roles) {
+      if (!role.written && !role.read) continue;
+      ArrayBase* a = ArrayBase::find_array(role.array_id);
+      std::int64_t log_from_row = 0, copy_to_row = -1, log_to_row = -1;
+      if (role.banded) {
+        // The halo rows this rank's iterations read beyond its part.
+        const auto shape = a->shape_vector();
+        const std::int64_t rows = shape[0];
+        std::int64_t row_elems = 1;
+        for (std::size_t d = 1; d < shape.size(); ++d) row_elems *= shape[d];
+        const auto bounds = band_bounds(rank_bounds, rows);
+        const auto part_lo = bounds[static_cast<std::size_t>(r)],
+                   part_hi = bounds[static_cast<std::size_t>(r) + 1];
+        std::vector<std::uint64_t> needed;
+        if (space_hi > space_lo)
+          for (auto row = std::max<std::int64_t>(0, space_lo - role.halo_below);
+               row < std::min(rows, space_hi + role.halo_above); ++row)
+            if (row < part_lo || row >= part_hi) needed.push_back(static_cast<std::uint64_t>(row));
+        a->travel_begin_units(needed, static_cast<std::size_t>(row_elems), nullptr);
+        log_from_row = next_lo == INT64_MAX
+                           ? rows
+                           : std::max<std::int64_t>(part_lo, next_lo - role.halo_below);
+        log_to_row = part_hi;
+        // Rows copied whole after each tile must be written by the last thread alone, and
+        // read on the next rank by its first thread alone (which applies them before its
+        // tile: no other thread reads them meanwhile). Else the writes are logged.
+        const auto bound = [&](int w) { return plan.space_bounds[static_cast<std::size_t>(w)]; };
+        if (next_lo != INT64_MAX && log_from_row >= bound((r + 1) * T - 1) &&
+            (T == 1 || bound((r + 1) * T + 1) - role.halo_below >= next_lo))
+          copy_to_row = part_hi;
+      } else {
+        a->travel_begin();
+      }
+      arrays_.push_back(a);
+      returned_.push_back(!role.banded && role.written);
+      if (role.written)
+        written_.push_back({a, log_from_row, copy_to_row, log_to_row});
+      else
+        read_only_.push_back(a);
     }
-    arrays_.push_back(a);
-    returned_.push_back(!role.banded && role.written);
-    if (role.written)
-      written_.push_back({a, log_from_row, copy_to_row});
-    else
-      read_only_.push_back(a);
+  } catch (...) {
+    for (auto* started : arrays_) started->travel_drop();
+    throw;
   }
 }
 
@@ -378,7 +404,8 @@ void WavefrontArrays::finish() {
 
 double run_wavefront_across_ranks(
     Runtime& rt, const BlockSchedule& s, WriteTrail& trail,
-    const std::function<void(int thread, int step, int block)>& run_block) {
+    const std::function<void(int thread, int step, int block)>& run_block,
+    std::exception_ptr& failure) {
   const int T = rt.threads(), r = rt.rank(), P = rt.size();
   STRATA_CHECK(s.workers == P * T && s.rounds == 1,
                "a wavefront's workers are ranks x threads, in one round");
@@ -395,6 +422,8 @@ double run_wavefront_across_ranks(
   std::vector<std::vector<std::byte>> sent(static_cast<std::size_t>(s.blocks));
   std::vector<double> waited(static_cast<std::size_t>(T), 0.0);
   const bool passes_on = r + 1 < P;
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(T));
+  std::atomic<bool> abandoned{false};
   rt.pool().run([&](int t) {
     strata::detail::WorkerScope worker(t);
     const int w = r * T + t;
@@ -423,7 +452,14 @@ double run_wavefront_across_ranks(
         }
       }
       waited[static_cast<std::size_t>(t)] += strata::detail::seconds_since(wait_start);
-      run_block(t, step, b);
+      if (!abandoned.load(std::memory_order_relaxed)) try {
+          run_block(t, step, b);
+        } catch (abi::__forced_unwind&) {  // a cancelled thread must go on unwinding
+          throw;
+        } catch (...) {
+          failed[static_cast<std::size_t>(t)] = std::current_exception();
+          abandoned.store(true, std::memory_order_relaxed);
+        }
       if (passes_on) trail.pack(t, b);
       finished[static_cast<std::size_t>(b)].store(t + 1, std::memory_order_release);
       if (passes_on && t == T - 1) {
@@ -441,6 +477,8 @@ double run_wavefront_across_ranks(
     }
     if (passes_on && t == T - 1) comm.wait_sends();
   });
+  for (const auto& f : failed)
+    if (f && !failure) failure = f;
   double total = 0;
   for (double v : waited) total += v;
   return total;

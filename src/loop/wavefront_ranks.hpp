@@ -1,25 +1,37 @@
 // Skewed 2-D wavefronts on every rank.
 //
 // A skewed plan's tiles are parallelograms of the iteration space: no array dimension
-// follows them, so no array can be cut into the rows each rank needs. Instead every
-// rank holds a whole copy of each array the loop touches in place for the call, and
-// the writes travel with the wavefront. The rule that makes this correct: every
+// follows them. The ranks take ranges of the space dimension; an array whose rows
+// follow it (banded) is cut the same way, each rank fetching for a call the rows
+// beyond its band that its iterations read, and every other array is copied whole to
+// every rank for the call. The writes travel with the wavefront. The rule that makes
+// this correct: every
 // dependence of a legal skewed tiling goes from a tile to one that is no smaller in
 // both tile coordinates (worker, block), so data only ever flows from a worker to the
 // same or later workers, and from a block to the same or later blocks. Hence
 //  * rank r needs, before its first worker runs block b, the writes that the workers
 //    of ranks below r made in blocks up to b, and nothing from the ranks above it;
 //  * after its last worker has run block b, rank r sends the next rank the writes of
-//    block b: those it received for b (forwarded) and its own, in tile order, so that
-//    a later write of an element overrides an earlier one where it is applied;
-//  * the last rank therefore ends holding the serial result of the whole loop, and
-//    the written arrays are returned from it to their owners.
-// A thread logs the elements it writes (strata::detail::t_claims, or around the run's
-// observer in checked and verifying runs) and packs their values right after its tile,
-// before the next worker can start it: nothing else writes them in between.
+//    block b that a later rank holds: those it received for b (forwarded) and its own,
+//    in tile order, so that a later write of an element overrides an earlier one;
+//  * a banded array is written only at the iteration's own row, so each rank's band
+//    ends the call as the serial loop leaves it; an array copied whole has all its
+//    writes passed on, so the last rank ends with the serial result, and the array is
+//    returned from it to its owners.
+// The rows of a band that a later rank reads are passed on whole after each tile of
+// the rank's last thread, where that thread alone writes them; otherwise a thread logs
+// the elements it writes (strata::detail::t_claims, or around the run's observer in
+// checked and verifying runs) and packs their values right after its tile, before the
+// next worker can start it: nothing else writes them in between.
+//
+// A write the plan never saw (to an array it saw only read, or to a row outside the
+// rank's band) is refused on the ranks that log writes and lost on the others: such
+// a site makes the plan itself wrong, which checked mode, the first run of a sampled
+// plan and the probe of a cached one are there to find.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <span>
@@ -59,6 +71,8 @@ class WriteTrail {
     strata::detail::ArrayBase* array;
     std::int64_t log_from_row = 0;
     std::int64_t copy_to_row = -1;
+    /// The end of the rows this rank may write (a banded array's band; -1: all).
+    std::int64_t log_to_row = -1;
   };
   /// Without `logs` (the last rank, which passes nothing on) the trail only applies
   /// what it receives. With it, the arrays the loop touches (`written` and
@@ -142,8 +156,12 @@ class WavefrontArrays {
 /// Runs a wavefront schedule on every rank: thread t of rank r is worker r T + t and
 /// calls run_block(t, step, block) for each of its blocks; between ranks, `trail`'s
 /// messages carry the writes (above). Returns the seconds this rank's threads waited.
+/// A tile that throws stops this rank's threads from running more tiles, but they go
+/// on passing blocks, so that no rank waits for them; `failure` gets the exception
+/// (the first thread's that threw), for the caller to make collective.
 double run_wavefront_across_ranks(
     Runtime& rt, const BlockSchedule& s, WriteTrail& trail,
-    const std::function<void(int thread, int step, int block)>& run_block);
+    const std::function<void(int thread, int step, int block)>& run_block,
+    std::exception_ptr& failure);
 
 }  // namespace strata::loop::detail

@@ -1,12 +1,15 @@
 // Skewed 2-D wavefronts on every rank (src/loop/wavefront_ranks.hpp): each rank runs
-// its workers' iterations on whole copies of the arrays, passing the elements each
-// time block wrote on to the next rank. Every call must equal the serial loop bit for
+// its workers' rows of the iteration space, holding its band of the arrays whose rows
+// follow them (and whole copies of the others), and passes what each time block wrote
+// that a later rank reads on to the next rank. Every call must equal the serial loop bit for
 // bit, on any ranks x threads, checked or not, and every rank must do its share.
 // (The suite is ParallelFor so that CI's checked-mode run covers it.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "per_rank.hpp"
@@ -200,6 +203,105 @@ TEST(ParallelFor, AWavefrontAcrossRanksPassesOnDeepHalosAndATransposedArray) {
     ASSERT_EQ(A.gather(), ref) << "call " << call << "\n" << report.explain();
     ASSERT_EQ(Bt.gather(), ref_t) << "call " << call << "\n" << report.explain();
   }
+}
+
+TEST(ParallelFor, AWavefrontAcrossRanksTakesTheSkewWhoseSpacePartsAreRanges) {
+  // colmax[j], written by every row, makes the planner skew with j as the space
+  // dimension (a = j + i); across ranks it takes the same skew with i as the space
+  // dimension (a = i), so that the ranks' parts are ranges of rows. A also reads the
+  // row below (i + 1): a halo above the band, read before that row's rank writes it.
+  const std::int64_t n = 30, m = 40;
+  auto A = DistArray<double, 2>::generate(
+      rt(), {n, m}, [](const Index<2>& i) { return double((i[0] * 5 + i[1]) % 9); });
+  auto colmax = DistArray<double, 1>::fill(rt(), {m}, -1.0);
+  A.set_name("A");
+  colmax.set_name("colmax");
+  auto space = DistArray<float, 2>::zeros(rt(), {n, m});
+  std::vector<double> ref = A.gather(), ref_max = colmax.gather();
+  auto at = [&](std::int64_t a, std::int64_t b) -> double& {
+    return ref[static_cast<std::size_t>(a * m + b)];
+  };
+  LoopOptions ordered;
+  ordered.ordered = true;
+  for (int call = 0; call < 3; ++call) {
+    const LoopReport report = parallel_for(
+        space,
+        [&](const Index<2>& ij, float) {
+          const auto i = ij[0], j = ij[1];
+          if (i == 0 || i == n - 1 || j == 0) return;
+          const double v =
+              0.5 * A.read({i - 1, j}) + 0.25 * A.read({i, j - 1}) + 0.125 * A.read({i + 1, j - 1});
+          A.write(ij, v);
+          if (v > colmax.read({j})) colmax.write({j}, v);
+        },
+        ordered);
+    expect_on_every_rank(space, report);
+    if (rt().size() > 1) {
+      const std::string e = report.explain();
+      EXPECT_NE(e.find("across ranks the same skew is taken"), std::string::npos) << e;
+      EXPECT_NE(e.find("(1 row(s) below, 1 above"), std::string::npos) << e;
+      EXPECT_NE(e.find("array colmax: copied whole to every rank"), std::string::npos) << e;
+    }
+    for (std::int64_t i = 1; i + 1 < n; ++i)
+      for (std::int64_t j = 1; j < m; ++j) {
+        at(i, j) = 0.5 * at(i - 1, j) + 0.25 * at(i, j - 1) + 0.125 * at(i + 1, j - 1);
+        auto& c = ref_max[static_cast<std::size_t>(j)];
+        if (at(i, j) > c) c = at(i, j);
+      }
+    ASSERT_EQ(A.gather(), ref) << "call " << call << "\n" << report.explain();
+    ASSERT_EQ(colmax.gather(), ref_max) << "call " << call << "\n" << report.explain();
+  }
+}
+
+TEST(ParallelFor, ABodyThatThrowsInAWavefrontAcrossRanksFailsOnEveryRank) {
+  // After a first call plans the loop, one iteration, on the last rank, throws during a
+  // run: its rank stops running tiles but goes on passing blocks, and every rank raises
+  // the error (none waits for the timeout). The next call by the same plan runs.
+  const std::int64_t n = 40, m = 30;
+  auto A = DistArray<double, 2>::fill(rt(), {n, m}, 1.0);
+  auto space = DistArray<float, 2>::zeros(rt(), {n, m});
+  LoopOptions ordered;
+  ordered.ordered = true;
+  bool fail = false;
+  auto call = [&] {
+    return parallel_for(
+        space,
+        [&](const Index<2>& ij, float) {
+          const auto i = ij[0], j = ij[1];
+          if (i == 0 || j == 0 || j == m - 1) return;
+          if (fail && i == n - 2 && j == m / 2) throw std::runtime_error("cell out of range");
+          A.write(ij, 0.5 * (A.read({i - 1, j + 1}) + A.read({i, j - 1})));
+        },
+        ordered);
+  };
+  std::vector<double> ref(static_cast<std::size_t>(n * m), 1.0);
+  auto serial_call = [&] {
+    for (std::int64_t i = 1; i < n; ++i)
+      for (std::int64_t j = 1; j + 1 < m; ++j)
+        ref[static_cast<std::size_t>(i * m + j)] =
+            0.5 * (ref[static_cast<std::size_t>((i - 1) * m + j + 1)] +
+                   ref[static_cast<std::size_t>(i * m + j - 1)]);
+  };
+  const std::uint64_t plan_id = call().plan_id;
+  serial_call();
+  EXPECT_EQ(A.gather(), ref);
+  fail = true;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    call();
+    ADD_FAILURE() << "the body's error was not raised";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("cell out of range"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  fail = false;
+  parallel_for(A, [](const Index<2>&, double& v) { v = 1.0; });
+  std::fill(ref.begin(), ref.end(), 1.0);
+  const LoopReport report = call();
+  expect_on_every_rank(space, report);
+  EXPECT_EQ(report.plan_id, plan_id) << report.probe_failure;
+  serial_call();
+  EXPECT_EQ(A.gather(), ref);
 }
 
 TEST(ParallelFor, AWavefrontOverItsOwnSpaceIsGatheredAcrossRanks) {

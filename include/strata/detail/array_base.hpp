@@ -126,7 +126,8 @@ class ArrayBase {
   /// Collective, dense arrays, for conflict groups spread over the ranks: the storage
   /// addresses the whole array and holds this rank's part and the units in `needed`
   /// (ascending; `unit_elems` consecutive row-major elements each) from their owners;
-  /// the rest reads as zeros and costs no memory. travel_drop ends it.
+  /// the rest costs no memory and reads as zeros (where it shares no page with the
+  /// part: storage a previous call left is reused). travel_drop ends it.
   /// `lent` (when given) gets the units other ranks asked for whose first element is
   /// in this rank's part.
   virtual void travel_begin_units(std::span<const std::uint64_t> needed, std::size_t unit_elems,

@@ -113,7 +113,8 @@ void DistArray<T, N>::travel_begin_units(std::span<const std::uint64_t> needed, 
   const auto at = static_cast<std::size_t>(box_[0].begin() * row_elements());
   if (rows_only && dense_.allocated() == whole_size && dense_.window_start() == at) {
     // Storage left by the last such call already addresses the whole array with the
-    // part in place (the rest reads as zeros): nothing to copy, no page to fault in.
+    // part in place: nothing to copy, no page to fault in. (The rest reads as zeros,
+    // except on pages it shares with the part, which keep what the last call left.)
     travel_home_rows_ = std::pair(box_[0].begin(), box_[0].end());
     dense_.widen();
   } else {
