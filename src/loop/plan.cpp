@@ -200,9 +200,9 @@ void analyse(Plan& plan, const std::vector<std::int64_t>& extents, const LoopOpt
     plan.choice = analysis::choose_strategy(in);
   }
   // Across ranks a skewed plan's space parts must be ranges of its space dimension
-  // (loop/wavefront_ranks.hpp). A skew of s by t (a = p_s + f p_t, b = p_t) is the same
-  // tiling, legal for the same vectors, as a skew of the other dimension with the
-  // roles swapped (a = p_t, b = f p_t + p_s): take that one.
+  // (loop/wavefront_ranks.hpp). A skew of s by t (a = p_s + f p_t, b = p_t) is legal
+  // for the same vectors as a skew of the other dimension with the roles swapped
+  // (a = p_t, b = f p_t + p_s), whose parts are ranges: take that one.
   auto& c = plan.choice;
   if (plan.ranks > 1 && c.strategy == analysis::Strategy::two_d_skewed && c.skew[0][1] != 0 && c.skew[1][0] == 0 &&
       c.skew[0][0] == 1 && c.skew[1][1] == 1) {
@@ -357,7 +357,6 @@ std::string Plan::explain() const {
                       : r.placement == Placement::replicated ? "read-only, copied whole to every rank for the loop"
                       : r.placement == Placement::cached     ? "relaxed: read from each rank's cache of its read set, "
                                                                "written through its Buffer to the owners"
-
                       : spread && r.written                  ? "written: each rank holds its part and the units its "
                                                                "groups touch during a call"
                       : spread && r.read && hosted && std::any_of(hosted->units.begin(), hosted->units.end(),
