@@ -36,12 +36,6 @@ std::vector<std::int64_t> home_block_bounds(const Plan& plan, int ranks, int thr
   return bounds;
 }
 
-// Bytes of an array at full (dense) size.
-double dense_bytes(const strata::detail::ArrayBase& a) {
-  double v = static_cast<double>(a.element_size());
-  for (auto e : a.shape_vector()) v *= static_cast<double>(e);
-  return v;
-}
 
 // Bytes of the arrays with a subscript that follows iteration dimension `dim`.
 double bytes_following(const Plan& plan, int dim) {
@@ -150,6 +144,12 @@ std::vector<std::int64_t> space_worker_bounds(Plan& plan, strata::detail::ArrayB
 }
 
 }  // namespace
+
+double dense_bytes(const strata::detail::ArrayBase& a) {
+  double v = static_cast<double>(a.element_size());
+  for (auto e : a.shape_vector()) v *= static_cast<double>(e);
+  return v;
+}
 
 void gather_on_rank0(Plan& plan, strata::detail::ArrayBase& space) {
   // Range bounds [0, E, E, ..., E] along the first dimension.

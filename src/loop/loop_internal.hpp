@@ -96,6 +96,8 @@ void lay_out(Plan& plan, strata::detail::ArrayBase& space, const std::vector<std
 /// Collective: moves the space and every array the plan touches to rank 0, for the
 /// strategies not partitioned across ranks (plan.gathered).
 void gather_on_rank0(Plan& plan, strata::detail::ArrayBase& space);
+/// Bytes of an array at full (dense) size.
+double dense_bytes(const strata::detail::ArrayBase& a);
 void print_plan(Runtime& rt, const Plan& plan);
 /// The reconnaissance stride for a loop over `iterations` iterations (all ranks).
 int recon_stride_for(std::int64_t iterations, const LoopOptions& options);

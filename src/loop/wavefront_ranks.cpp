@@ -39,12 +39,6 @@ bool wavefront_fits_ranks(const Plan& plan, const ArrayBase& space) {
 
 namespace {
 
-double dense_bytes(const ArrayBase& a) {
-  double v = static_cast<double>(a.element_size());
-  for (auto e : a.shape_vector()) v *= static_cast<double>(e);
-  return v;
-}
-
 // Bounds of a banded array's rows: the ranks' bounds of the space, clamped to its rows
 // (rows past the space's extent belong to the last rank).
 std::vector<std::int64_t> band_bounds(const std::vector<std::int64_t>& rank_bounds,
@@ -131,14 +125,10 @@ struct WriteTrail::Log final : strata::detail::AccessClaims, strata::detail::Acc
     if (mode == AccessMode::read || mode == AccessMode::buffered) return;
     std::uint32_t s = 0;
     while (s < trail->slots_.size() && trail->slots_[s]->array != &array) ++s;
-    if (s == trail->slots_.size()) {
-      if (refusal.empty())
-        refusal = fmt::format(
-            "array {} is written, but the loop's plan saw it only read (a wavefront across ranks "
-            "returns only the arrays its plan writes); STRATA_CHECKED=1 names the access",
-            strata::detail::array_label(array));
-      return;
-    }
+    if (s == trail->slots_.size())
+      return refuse(array,
+                    "is written, but the loop's plan saw it only read (a wavefront across "
+                    "ranks returns only the arrays its plan writes)");
     Slot& slot = *trail->slots_[s];
     std::uint64_t flat = 0;
     for (std::size_t d = 0; d < slot.shape.size(); ++d)
@@ -146,14 +136,10 @@ struct WriteTrail::Log final : strata::detail::AccessClaims, strata::detail::Acc
           flat * static_cast<std::uint64_t>(slot.shape[d]) + static_cast<std::uint64_t>(index[d]);
     if (flat < slot.log_from || slot.copy_to > 0)
       return;  // a row no later rank holds, or rows copied whole
-    if (flat >= slot.log_to) {
-      if (refusal.empty())
-        refusal = fmt::format(
-            "array {} is written outside this rank's band of rows, where the loop's plan saw "
-            "writes only at each iteration's own row; STRATA_CHECKED=1 names the access",
-            strata::detail::array_label(array));
-      return;
-    }
+    if (flat >= slot.log_to)
+      return refuse(array,
+                    "is written outside this rank's band of rows, where the loop's plan saw "
+                    "writes only at each iteration's own row");
     if (whole_last) {
       const std::uint64_t row = flat / static_cast<std::uint64_t>(slot.row_elems);
       auto& tile = slot.row_tile[row - slot.log_from / static_cast<std::uint64_t>(slot.row_elems)];
@@ -171,6 +157,12 @@ struct WriteTrail::Log final : strata::detail::AccessClaims, strata::detail::Acc
       ++pending.back().count;  // the next element of a run: a tile's rows write runs of them
     else
       pending.push_back({s, 1, flat});
+  }
+  // Keeps the first write that cannot be passed on, for the run to refuse.
+  void refuse(const ArrayBase& array, const char* why) {
+    if (refusal.empty())
+      refusal = fmt::format("array {} {}; STRATA_CHECKED=1 names the access",
+                            strata::detail::array_label(array), why);
   }
   void claim(const ArrayBase& array, std::span<const std::int64_t> index, bool whole_last,
              AccessMode mode) override {
